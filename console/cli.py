@@ -1,0 +1,263 @@
+"""The ``triage`` command: the headless faces of the core, and the console itself.
+
+Every headless command prints JSON with ``--json`` (field names in
+``docs/cli.md``). Exit codes: 0 success; 1 findings need a human (only with
+``--needs-human``); 2 bad usage or unreadable input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+import click
+from pydantic import ValidationError
+
+from .core import reading
+from .core.classify import classify_event, classify_node
+from .core.findings import Finding
+from .core.formats import RawEvent
+from .core.index import FindingIndex, default_roots
+from .core.safety import safe
+
+EXIT_NEEDS_HUMAN = 1
+EXIT_BAD_INPUT = 2
+
+
+def _roots(roots: tuple[str, ...]) -> list[str]:
+    return list(roots) if roots else [str(p) for p in default_roots()]
+
+
+def _index(roots: tuple[str, ...]) -> FindingIndex:
+    index = FindingIndex(_roots(roots))
+    index.scan()
+    return index
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _cell(value: Any, width: int) -> str:
+    text = "-" if value is None or value == "" else safe(value, max_len=width + 1)
+    if isinstance(value, float):
+        text = f"{value:.2f}"
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
+
+
+def _table(findings: Iterable[Finding]) -> str:
+    cols = (("RUN", 30), ("NODE", 18), ("FORMAT", 12), ("CLASS", 21), ("ROUTE", 7), ("RETRY", 5), ("CONF", 5), ("GATE", 10))
+    lines = ["  ".join(name.ljust(width) for name, width in cols) + "  PATH"]
+    for f in findings:
+        values = (f.run, f.node, f.format, f.class_ if f.status == "ok" else f"[{f.status}]", f.route, f.retryable,
+                  f.confidence, f.gate)
+        tail = safe(f.path) + (f"  ({safe(f.error, max_len=120)})" if f.error else "")
+        lines.append("  ".join(_cell(v, w) for v, (_, w) in zip(values, cols)) + "  " + tail)
+    return "\n".join(lines)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="triage-console")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Triage Console: failures, classifications and human gates of agent pipelines.
+
+    With no command, opens the console on ./runs if present, else on the shipped sample runs.
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(watch)
+
+
+@main.command("ls")
+@click.argument("roots", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of findings.")
+@click.option("--needs-human", is_flag=True, help="Only findings waiting for a person; exit 1 if there are any.")
+@click.option("--route", type=click.Choice(["retry", "fix", "replan", "human", "none"]), help="Only this route.")
+@click.option("--class", "klass", help="Only this class (in its own taxonomy, e.g. test_failed, F5, escalate).")
+@click.option("--all", "show_all", is_flag=True, help="Include superseded attempts (shown by default with --json).")
+def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str | None, klass: str | None,
+           show_all: bool) -> None:
+    """List every finding under the ROOTS (default: ./runs, else the sample runs)."""
+    index = _index(roots)
+    findings = index.findings()
+    if needs_human:
+        findings = [f for f in findings if f.gate and not f.superseded_by]
+    if route:
+        findings = [f for f in findings if f.route == route]
+    if klass:
+        findings = [f for f in findings if f.class_ == klass]
+    if as_json:
+        click.echo(_dump([f.to_json() for f in findings]))
+    else:
+        if not show_all:
+            findings = [f for f in findings if not f.superseded_by]
+        click.echo(_table(findings))
+        for root, problem in index.root_problems.items():
+            click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
+    for root, problem in index.root_problems.items():
+        if as_json:
+            click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
+    if needs_human and findings:
+        sys.exit(EXIT_NEEDS_HUMAN)
+
+
+@main.command("show")
+@click.argument("ref")
+@click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the finding as JSON.")
+def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool) -> None:
+    """Show one finding in full. REF is its id or its file path."""
+    path = Path(ref)
+    search = list(roots)
+    if not search and path.exists() and path.is_file():
+        search = [str(_guess_root(path))]
+    index = _index(tuple(search))
+    key = str(path.resolve()) if path.exists() else ref
+    finding = index.get(key) or index.get(ref)
+    if finding is None:
+        click.echo(f"triage: no finding {safe(ref)!s} under {', '.join(safe(r) for r in index.roots)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    counts = index.fingerprint_counts().get(finding.fingerprint or "", (0, 0))
+    if as_json:
+        data = finding.to_json()
+        data["fingerprint_seen"] = {"times": counts[0], "runs": counts[1]}
+        click.echo(_dump(data))
+        return
+    click.echo(render_text(finding, counts))
+
+
+def _guess_root(path: Path) -> Path:
+    """For a file path given alone: the directory above its run directory (a parent of 'nodes/' etc.)."""
+    path = path.resolve()
+    parents = list(path.parents)
+    for i, parent in enumerate(parents):
+        if parent.name in ("nodes", "reports", "events", "runtime", "classifier") and i + 2 < len(parents):
+            return parents[i + 2]
+    return parents[1] if len(parents) > 1 else parents[0]
+
+
+def render_text(f: Finding, counts: tuple[int, int] = (0, 0)) -> str:
+    """A finding as plain text, every file-derived string made safe."""
+    from .core.taxonomy import lookup
+
+    row = lookup(f.taxonomy, f.class_)
+    out = [f"{safe(f.path)}  ({f.format}, id {f.id})", f"run {safe(f.run)}   node {safe(f.node) or '-'}   status {f.status}"]
+    if f.error:
+        out.append(f"error: {safe(f.error)}")
+    out.append(f"class {safe(f.class_)} ({f.taxonomy})" + (f": {row.meaning}" if row else ""))
+    out.append(f"route {f.route}   retryable {f.retryable}   confidence {f.confidence}   gate {f.gate or '-'}")
+    if f.rule:
+        out.append(f"rule {safe(f.rule)}")
+    if f.next_action:
+        out.append(f"next action: {safe(f.next_action)}")
+    if f.evidence:
+        out.append("evidence:")
+        out.extend(f"  - {safe(e.text)}   [{safe(e.source)}]" for e in f.evidence)
+    if f.remediation:
+        out.append("remediation:")
+        for label, value in (("symptom", f.remediation.symptom), ("root cause", f.remediation.root_cause),
+                             ("must do next", f.remediation.must_do), ("re-check", f.remediation.recheck)):
+            if value:
+                out.append(f"  {label}: {safe(value)}")
+    for r in f.ruled_out:
+        out.append(f"ruled out: {safe(r.get('org_node'))}: {safe(r.get('why'))}")
+    if f.fingerprint:
+        out.append(f"fingerprint {f.fingerprint[:16]}… seen {counts[0]} times in {counts[1]} runs")
+    if f.superseded_by:
+        out.append(f"superseded by {safe(f.superseded_by)}")
+    for w in f.warnings:
+        out.append(f"warning: {safe(w)}")
+    return "\n".join(out)
+
+
+def _classify_one(obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ValueError("an event must be a JSON object")
+    missing = [k for k in ("exit_code", "stderr_tail") if k not in obj]
+    if missing:
+        raise ValueError(f"an event needs {' and '.join(missing)}")
+    try:
+        event = RawEvent.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+    data = event.model_dump()
+    result = classify_event(data).as_dict()
+    if event.node is not None:
+        history = obj.get("history") if isinstance(obj.get("history"), list) else []
+        verdict = classify_node(data, event.node.model_dump(), [h for h in history if isinstance(h, dict)])
+        result["classifier"] = {"class": verdict.f_class, "rule": verdict.rule, "confidence": verdict.confidence,
+                                "recommended_action": verdict.action, "evidence": list(verdict.evidence)}
+    return result
+
+
+@main.command("classify")
+@click.argument("source", default="-", type=click.Path(allow_dash=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--jsonl", is_flag=True, help="Read one event per line, write one result per line.")
+def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
+    """Classify raw failure events (exit_code, stderr_tail; optional stage, role, agent, tool, kind, code)."""
+    try:
+        raw = sys.stdin.buffer.read(reading.DEFAULT_MAX_BYTES * 64 + 1) if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        click.echo(f"triage: cannot read {safe(source)}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if jsonl:
+        failed = 0
+        for number, value, error in reading.iter_jsonl(raw, max_lines=1_000_000):
+            try:
+                if error:
+                    raise ValueError(error)
+                result = _classify_one(value)
+            except ValueError as exc:
+                failed += 1
+                result = {"line": number, "error": str(exc)}
+            click.echo(json.dumps(result, ensure_ascii=False))
+        if failed:
+            click.echo(f"triage: {failed} line(s) could not be classified", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        return
+    status, value, error, _notes = reading.parse_json_bytes(raw)
+    try:
+        if status != "ok":
+            raise ValueError(error or status)
+        result = _classify_one(value)
+    except ValueError as exc:
+        click.echo(f"triage: cannot classify {safe(source)}: {safe(exc)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if as_json:
+        click.echo(_dump(result))
+        return
+    click.echo(f"failure_type {result['failure_type']}   kind {result['kind']}   route {result['route']}   "
+               f"retryable {str(result['retryable']).lower()}   confidence {result['confidence']}")
+    click.echo(f"rule {result['rule']}: {safe(result['matched'])}")
+    click.echo(f"next action: {safe(result['next_action'])}")
+    for line in result["evidence"]:
+        click.echo(f"  - {safe(line)}")
+    if "classifier" in result:
+        c = result["classifier"]
+        click.echo(f"failure-classifier: {c['class']} ({c['rule']}, confidence {c['confidence']}) -> {c['recommended_action']}")
+    click.echo(f"fingerprint {result['fingerprint']}")
+
+
+@main.command("watch")
+@click.argument("roots", nargs=-1, type=click.Path())
+@click.option("--jsonl", is_flag=True, help="Headless: print one JSON object per change.")
+@click.option("--poll", type=float, default=None, metavar="SECONDS", help="Poll instead of inotify (shared storage).")
+def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None = None) -> None:
+    """Open the live console on the ROOTS (or follow them headless with --jsonl)."""
+    if jsonl:
+        from .monitor import run_jsonl
+
+        sys.exit(run_jsonl(_roots(roots), poll=poll))
+    from .app import run_app
+
+    run_app(_roots(roots), poll=poll)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,366 @@
+"""The in-memory index of findings over one or more run roots.
+
+A full scan builds it; ``apply`` keeps it current from a set of changed
+paths. A changed file is re-read alone; its run is re-derived from memory.
+The index is plain Python: the monitor (``console/monitor.py``) feeds it, the
+CLI and the UI query it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import reading
+from .findings import Entry, Finding, load_entry, problem_entry
+from .history import StageEntry, derive_run, parse_stage_md
+
+STAGE_MD = "STAGE.md"
+HISTORY_JSONL = "history.jsonl"
+MAX_DEPTH = 8  # directory levels below a root that are looked at
+
+
+def is_tracked(name: str) -> bool:
+    """Whether a file name is one the console reads."""
+    if name.startswith(".") or name.endswith("~"):
+        return False
+    if name.endswith(".json"):
+        return not name.endswith(".decision.json")
+    return name == STAGE_MD or name == HISTORY_JSONL
+
+
+@dataclass(slots=True)
+class RunState:
+    """Everything the index holds for one run directory."""
+
+    root: str
+    run: str
+    entries: dict[str, Entry] = field(default_factory=dict)
+    stage: list[StageEntry] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    aux: dict[str, Entry] = field(default_factory=dict)  # STAGE.md / history.jsonl problems, shown as findings
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
+    findings: dict[str, Finding] = field(default_factory=dict)
+
+    def derive(self) -> None:
+        final = derive_run(list(self.entries.values()), self.stage, self.history)
+        self.findings = {f.path: f for f in final}
+        for rel, entry in self.aux.items():
+            self.findings[rel] = entry.finding
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one ``apply`` did to the findings."""
+
+    added: tuple[Finding, ...] = ()
+    changed: tuple[Finding, ...] = ()
+    removed: tuple[Finding, ...] = ()
+    files_read: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+@dataclass(frozen=True, slots=True)
+class RootProblem:
+    root: str
+    error: str
+
+
+class FindingIndex:
+    """Findings of every run under the roots, kept current incrementally. Thread-safe."""
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str]], *, max_bytes: int = reading.DEFAULT_MAX_BYTES) -> None:
+        self.roots = [os.path.abspath(os.fspath(r)) for r in roots]
+        self.max_bytes = max_bytes
+        self.runs: dict[tuple[str, str], RunState] = {}
+        self.root_problems: dict[str, str] = {}
+        self.files_read = 0
+        self._lock = threading.RLock()
+
+    # --- reading ------------------------------------------------------------------
+    def _read_at(self, dir_fd: int | None, root: str, rel: str, name: str, *, json_file: bool) -> reading.FileRead:
+        self.files_read += 1
+        if json_file:
+            if dir_fd is not None:
+                return reading.read_json_at(dir_fd, name, max_bytes=self.max_bytes)
+            return reading.read_json(root, rel, max_bytes=self.max_bytes)
+        if dir_fd is not None:
+            return reading.read_text_at(dir_fd, name, max_bytes=self.max_bytes)
+        return reading.read_text(root, rel, max_bytes=self.max_bytes)
+
+    def _load(self, state: RunState, root: str, rel: str, name: str, dir_fd: int | None = None) -> None:
+        """(Re)read one file into its run's state. FileNotFoundError propagates."""
+        aux = name == STAGE_MD or name == HISTORY_JSONL
+        read = self._read_at(dir_fd, root, rel, name, json_file=not aux)
+        if read.size >= 0:
+            state.stats[rel] = (read.size, read.mtime_ns)
+        else:  # refused (symlink, FIFO...): remember the entry itself so reconciliation does not re-read it
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
+                state.stats[rel] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                state.stats.pop(rel, None)
+        if aux:
+            state.aux.pop(rel, None)
+            if read.status != "ok":
+                state.aux[rel] = problem_entry(root, rel, read)
+                if name == STAGE_MD:
+                    state.stage = []
+                else:
+                    state.history = []
+                return
+            if name == STAGE_MD:
+                state.stage = parse_stage_md(read.data if isinstance(read.data, str) else "")
+            else:
+                state.history = _parse_history(read.raw or b"")
+            return
+        state.entries[rel] = load_entry(root, rel, read)
+
+    def _forget(self, state: RunState, rel: str) -> None:
+        name = rel.rsplit("/", 1)[-1]
+        state.entries.pop(rel, None)
+        state.aux.pop(rel, None)
+        state.stats.pop(rel, None)
+        if name == STAGE_MD:
+            state.stage = []
+        elif name == HISTORY_JSONL:
+            state.history = []
+
+    # --- full scan ------------------------------------------------------------------
+    def scan(self) -> None:
+        """Index every root from scratch."""
+        with self._lock:
+            self.runs.clear()
+            self.root_problems.clear()
+            for root in self.roots:
+                self._scan_root(root)
+            for state in self.runs.values():
+                state.derive()
+
+    def _scan_root(self, root: str) -> None:
+        try:
+            st = os.stat(root)
+        except OSError as exc:
+            self.root_problems[root] = f"cannot read the root: {exc.strerror or exc}"
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            self.root_problems[root] = "the root is not a directory"
+            return
+        if not os.access(root, os.R_OK | os.X_OK):
+            self.root_problems[root] = "cannot read the root: permission denied"
+            return
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False, onerror=self._walk_error(root)):
+            rel_dir = os.path.relpath(dirpath, root)
+            depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
+            if depth == 0:
+                for name in filenames:
+                    if is_tracked(name):
+                        self._scan_file(root, name, name, dir_fd)
+                continue
+            prefix = rel_dir.replace(os.sep, "/") + "/"
+            for name in filenames:
+                if is_tracked(name):
+                    self._scan_file(root, prefix + name, name, dir_fd)
+
+    def _walk_error(self, root: str):
+        def onerror(exc: OSError) -> None:
+            where = os.path.relpath(exc.filename, root) if exc.filename else root
+            self.root_problems.setdefault(root, f"could not list {where}: {exc.strerror or exc}")
+        return onerror
+
+    def _scan_file(self, root: str, rel: str, name: str, dir_fd: int) -> None:
+        state = self._state(root, rel)
+        try:
+            self._load(state, root, rel, name, dir_fd)
+        except FileNotFoundError:
+            self._forget(state, rel)
+
+    def _state(self, root: str, rel: str) -> RunState:
+        run = rel.split("/", 1)[0]
+        key = (root, run)
+        state = self.runs.get(key)
+        if state is None:
+            state = self.runs[key] = RunState(root, run)
+        return state
+
+    # --- incremental ----------------------------------------------------------------
+    def locate(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
+        """(root, relative path) for an absolute path under one of the roots."""
+        full = os.path.abspath(os.fspath(path))
+        for root in self.roots:
+            if full.startswith(root + os.sep):
+                return root, full[len(root) + 1 :].replace(os.sep, "/")
+        return None
+
+    def apply(self, paths: Iterable[str | os.PathLike[str]]) -> Change:
+        """Bring the index up to date for changed paths (files or directories, present or gone)."""
+        with self._lock:
+            touched: dict[tuple[str, str], RunState] = {}
+            before: dict[tuple[str, str], dict[str, Finding]] = {}
+            reads_before = self.files_read
+            for path in paths:
+                located = self.locate(path)
+                if located is None:
+                    continue
+                root, rel = located
+                run = rel.split("/", 1)[0]
+                key = (root, run)
+                state = self.runs.get(key)
+                if state is not None and key not in before:
+                    before[key] = dict(state.findings)
+                elif key not in before:
+                    before[key] = {}
+                self._refresh_path(root, rel, touched)
+            added: list[Finding] = []
+            changed: list[Finding] = []
+            removed: list[Finding] = []
+            for key, state in touched.items():
+                state.derive()
+                old = before.get(key, {})
+                for rel, finding in state.findings.items():
+                    prev = old.get(rel)
+                    if prev is None:
+                        added.append(finding)
+                    elif prev != finding:
+                        changed.append(finding)
+                removed.extend(f for rel, f in old.items() if rel not in state.findings)
+                if not state.findings and not state.stats:
+                    self.runs.pop(key, None)
+            return Change(tuple(added), tuple(changed), tuple(removed), self.files_read - reads_before)
+
+    def _refresh_path(self, root: str, rel: str, touched: dict[tuple[str, str], RunState]) -> None:
+        full = os.path.join(root, rel)
+        state = self._state(root, rel)
+        touched[(root, state.run)] = state
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            self._drop_prefix(state, rel)
+            return
+        except OSError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self._rescan_dir(root, rel, state)
+            return
+        name = rel.rsplit("/", 1)[-1]
+        if not is_tracked(name) or rel.count("/") > MAX_DEPTH:
+            return
+        try:
+            self._load(state, root, rel, name)
+        except FileNotFoundError:
+            self._forget(state, rel)
+
+    def _drop_prefix(self, state: RunState, rel: str) -> None:
+        """A path is gone: forget it, and everything under it if it was a directory."""
+        self._forget(state, rel)
+        prefix = rel + "/"
+        for known in [r for r in state.stats if r.startswith(prefix) or rel == state.run]:
+            self._forget(state, known)
+        if rel == state.run:
+            state.stage = []
+            state.history = []
+
+    def _rescan_dir(self, root: str, rel: str, state: RunState) -> None:
+        """A directory appeared or changed: reconcile what is under it (events inside it may have been missed)."""
+        prefix = rel + "/"
+        seen: set[str] = set()
+        base = os.path.join(root, rel)
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(base, follow_symlinks=False):
+            sub = os.path.relpath(dirpath, base)
+            sub_prefix = prefix if sub == "." else prefix + sub.replace(os.sep, "/") + "/"
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in filenames:
+                if not is_tracked(name):
+                    continue
+                file_rel = sub_prefix + name
+                seen.add(file_rel)
+                known = state.stats.get(file_rel)
+                if known is not None and known == _stat_at(dir_fd, name):
+                    continue
+                try:
+                    self._load(state, root, file_rel, name, dir_fd)
+                except FileNotFoundError:
+                    self._forget(state, file_rel)
+        for known in [r for r in state.stats if r.startswith(prefix) and r not in seen]:
+            self._forget(state, known)
+
+    # --- queries --------------------------------------------------------------------
+    def findings(self) -> list[Finding]:
+        with self._lock:
+            out = [f for state in self.runs.values() for f in state.findings.values()]
+        out.sort(key=lambda f: (f.root, f.run, f.path))
+        return out
+
+    def get(self, ref: str) -> Finding | None:
+        """A finding by id, by path relative to a root, or by absolute path."""
+        with self._lock:
+            located = self.locate(ref) if os.path.isabs(ref) else None
+            for state in self.runs.values():
+                for finding in state.findings.values():
+                    if finding.id == ref or finding.path == ref or (located and located == (finding.root, finding.path)):
+                        return finding
+        return None
+
+    def file_stats(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(root, rel) -> (size, mtime_ns) of every file the index has read."""
+        with self._lock:
+            return {(state.root, rel): st for state in self.runs.values() for rel, st in state.stats.items()}
+
+    def fingerprint_counts(self) -> dict[str, tuple[int, int]]:
+        """fingerprint -> (times seen, number of runs)."""
+        times: dict[str, int] = defaultdict(int)
+        runs: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        with self._lock:
+            for key, state in self.runs.items():
+                for f in state.findings.values():
+                    if f.fingerprint:
+                        times[f.fingerprint] += 1
+                        runs[f.fingerprint].add(key)
+        return {fp: (times[fp], len(runs[fp])) for fp in times}
+
+
+def _stat_at(dir_fd: int, name: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _parse_history(raw: bytes) -> list[dict[str, Any]]:
+    events = []
+    for _line, value, _error in reading.iter_jsonl(raw):
+        if isinstance(value, dict):
+            events.append(value)
+    return events[-1000:]
+
+
+def scan(roots: Iterable[str | os.PathLike[str]], **kw: Any) -> FindingIndex:
+    index = FindingIndex(roots, **kw)
+    index.scan()
+    return index
+
+
+def default_roots(cwd: Path | None = None) -> list[Path]:
+    """``./runs`` if present, else the shipped ``sample_runs/``."""
+    cwd = cwd or Path.cwd()
+    if (cwd / "runs").is_dir():
+        return [cwd / "runs"]
+    return [sample_runs_dir()]
+
+
+def sample_runs_dir() -> Path:
+    """The shipped sample runs: beside the package in a checkout, inside it in a wheel."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "sample_runs", here.parent / "sample_runs"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "sample_runs"
