@@ -359,8 +359,8 @@ def default_roots(cwd: Path | None = None) -> list[Path]:
 
 def sample_runs_dir() -> Path:
     """The shipped sample runs: beside the package in a checkout, inside it in a wheel."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "sample_runs", here.parent / "sample_runs"):
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "sample_runs", package.parent / "sample_runs"):
         if candidate.is_dir():
             return candidate
-    return here.parent / "sample_runs"
+    return package.parent / "sample_runs"

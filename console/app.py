@@ -1,0 +1,166 @@
+"""The Textual app: wires the index, the monitor and the screens."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from .core.findings import Finding
+from .core.index import Change, FindingIndex
+from .paths import style
+from .screens.gates import GateQueueScreen
+from .screens.main import MainScreen
+
+
+class TriageApp(App[None]):
+    """Triage Console."""
+
+    TITLE = "Triage Console"
+    CSS_PATH = style("app.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "toggle_help", "Help", id="app.help"),
+        Binding("g", "gates", "Gates", show=False, id="app.gates"),
+    ]
+
+    @dataclass
+    class IndexReady(Message):
+        """The initial scan finished."""
+
+    @dataclass
+    class IndexChanged(Message):
+        """Findings changed on disk."""
+
+        change: Change
+
+    @dataclass
+    class WatchStatus(Message):
+        mode: str
+        detail: str
+
+    def __init__(self, roots: list[str], *, poll: float | None = None, monitor: bool = True,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        super().__init__()
+        self.roots = roots
+        self.index = FindingIndex(roots)
+        self.poll = poll
+        self.use_monitor = monitor
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.watch_mode = "indexing"
+        self.watch_detail = ""
+        self.monitor = None
+        self._counts: dict[str, tuple[int, int]] = {}
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen())
+        if self.use_monitor:
+            from .monitor import RunMonitor
+
+            self.monitor = RunMonitor(
+                self.index,
+                lambda change: self.post_message(self.IndexChanged(change)),
+                on_status=lambda s: self.post_message(self.WatchStatus(s.mode, s.detail)),
+                on_ready=lambda: self.post_message(self.IndexReady()),
+                poll=self.poll,
+            )
+            self.monitor.start()
+            self.set_interval(0.25, self._progress, name="indexing-progress")
+        else:
+            self.scan_once()
+
+    @work(thread=True, exclusive=True, group="index")
+    def scan_once(self) -> None:
+        self.index.scan()
+        self.post_message(self.IndexReady())
+
+    def _progress(self) -> None:
+        if self.watch_mode == "indexing":
+            self.watch_detail = f"reading… {self.index.files_read:,} files"
+            self._main().refresh_status()
+
+    def on_unmount(self) -> None:
+        if self.monitor is not None:
+            self.monitor.stop()
+
+    def _main(self) -> MainScreen:
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        raise LookupError("no main screen")
+
+    # --- index messages -----------------------------------------------------------------
+    def on_triage_app_index_ready(self, _message: IndexReady) -> None:
+        if self.watch_mode == "indexing":
+            self.watch_mode = "live" if self.monitor is not None else "static"
+            self.watch_detail = ""
+        self._counts = self.index.fingerprint_counts()
+        problems = "; ".join(f"{root}: {why}" for root, why in self.index.root_problems.items())
+        if problems:
+            self.watch_detail = problems
+            self.notify(problems, title="Root problem", severity="error", timeout=10)
+        self._main().load(self.index.findings())
+
+    def on_triage_app_index_changed(self, message: IndexChanged) -> None:
+        change = message.change
+        self._counts = self.index.fingerprint_counts() if len(change.added) + len(change.changed) < 5000 else self._counts
+        self._main().apply_change(list(change.added), list(change.changed), list(change.removed))
+        new_gates = [f for f in change.added + change.changed if f.gate and not f.superseded_by]
+        for f in new_gates[:3]:
+            self.notify(f"{f.gate}: {f.run} / {f.node or '-'}", title="Waiting for a person", timeout=6)
+
+    def on_triage_app_watch_status(self, message: WatchStatus) -> None:
+        self.watch_mode = message.mode if message.mode != "starting" else self.watch_mode
+        self.watch_detail = message.detail if message.mode not in ("live",) else ""
+        if message.mode == "degraded":
+            self.notify(message.detail, title="Watching degraded", severity="warning", timeout=8)
+        self._main().refresh_status()
+
+    # --- helpers for screens --------------------------------------------------------------
+    def seen(self, finding: Finding) -> tuple[int, int]:
+        return self._counts.get(finding.fingerprint or "", (0, 0))
+
+    def history_of(self, finding: Finding) -> list[Finding]:
+        """The other findings of the same run and node, in time order (the attempt timeline)."""
+        state = self.index.runs.get((finding.root, finding.run))
+        if state is None or not finding.node:
+            return []
+        same = [f for f in state.findings.values() if f.node == finding.node and f.format == finding.format]
+        same.sort(key=lambda f: (f.attempt or 0, f.time or "", f.path))
+        return same if len(same) > 1 else []
+
+    def action_gates(self) -> None:
+        def chosen(finding_id: str | None) -> None:
+            if finding_id:
+                self._main().select(finding_id)
+
+        self.push_screen(GateQueueScreen(self.index.findings(), self.clock), chosen)
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def open_in_pager(self, finding: Finding) -> None:
+        """Show the finding's file in $PAGER (or $EDITOR), suspending the console meanwhile."""
+        path = os.path.join(finding.root, finding.path)
+        command = os.environ.get("PAGER") or os.environ.get("EDITOR") or "less"
+        argv = shlex.split(command) + [path]
+        try:
+            with self.suspend():
+                subprocess.call(argv)
+        except Exception as exc:  # no terminal to suspend (e.g. under test), or the program is missing
+            self.notify(f"Could not open {finding.path}: {exc}", severity="error")
+
+
+def run_app(roots: list[str], *, poll: float | None = None) -> None:
+    TriageApp(roots, poll=poll).run()

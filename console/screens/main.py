@@ -1,0 +1,185 @@
+"""The main screen: live counts, the findings table, the selected finding's detail."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Sparkline, Static
+
+from ..core.findings import Finding
+from ..core.query import parse_filter
+from ..core.safety import safe
+from ..paths import style
+from ..widgets.detail import detail_text
+from ..widgets.finding_table import FindingTable, header_text
+
+SPARK_MINUTES = 30
+
+
+class MainScreen(Screen[None]):
+    """Findings on the left, the highlighted one's detail on the right."""
+
+    CSS_PATH = style("main.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="main.filter"),
+        Binding("escape", "clear", "Clear", show=False, id="main.clear"),
+        Binding("g", "app.gates", "Gates", id="main.gates"),
+        Binding("c", "copy_next_action", "Copy action", id="main.copy"),
+        Binding("o", "open_file", "Open file", id="main.open"),
+        Binding("tab", "app.focus_next", "Next pane", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrivals: deque[float] = deque(maxlen=10_000)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="status-bar"):
+            yield Static(id="status")
+            yield Sparkline([0] * SPARK_MINUTES, id="spark", summary_function=max)
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield Static(Text(header_text()), id="table-header")
+                yield FindingTable(id="findings")
+                yield Input(placeholder="filter: words, route:human class:F5 gate:* run:NAME format:raw status:error",
+                            id="filter")
+            with VerticalScroll(id="detail-pane", can_focus=True):
+                yield Static(Text("Select a finding to see its evidence and next action."), id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(FindingTable).focus()
+        self.refresh_status()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 170, "narrow")
+
+    # --- data in ------------------------------------------------------------------------
+    @property
+    def table(self) -> FindingTable:
+        return self.query_one(FindingTable)
+
+    def load(self, findings: list[Finding]) -> None:
+        self.table.set_findings(findings)
+        self.refresh_status()
+        self.show_detail(self.table.selected)
+
+    def apply_change(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
+        now = time.time()
+        self._arrivals.extend(now for f in added if f.status == "ok" and f.route != "none")
+        self.table.apply(added, changed, removed)
+        self.refresh_status()
+        selected = self.table.selected
+        if selected is not None and any(f.id == selected.id for f in changed):
+            self.show_detail(selected)
+
+    def refresh_status(self) -> None:
+        app = self.app
+        findings = list(self.table._all.values())
+        live = [f for f in findings if not f.superseded_by]
+        gates = sum(1 for f in live if f.gate)
+        routes = Counter(f.route for f in live if f.status == "ok")
+        problems = sum(1 for f in findings if f.status != "ok")
+        mode = getattr(app, "watch_mode", "static")
+        text = Text()
+        text.append(f" ● {mode} ", style="bold reverse" if mode in ("live", "polling") else "bold")
+        text.append(f"  gates {gates}", style="bold" if gates else "")
+        for route in ("human", "retry", "fix", "replan", "none"):
+            text.append(f"  {route} {routes.get(route, 0)}")
+        text.append(f"  unreadable {problems}  roots {len(getattr(app, 'roots', []))}")
+        shown = len(self.table.rows)
+        if shown != len(findings):
+            text.append(f"  showing {shown}/{len(findings)}", style="italic")
+        detail = getattr(app, "watch_detail", "")
+        if detail:
+            text.append(f"  {safe(detail, max_len=120)}", style="dim")
+        self.query_one("#status", Static).update(text)
+        now = time.time()
+        buckets = [0] * SPARK_MINUTES
+        for t in self._arrivals:
+            age = int((now - t) // 60)
+            if 0 <= age < SPARK_MINUTES:
+                buckets[SPARK_MINUTES - 1 - age] += 1
+        self.query_one(Sparkline).data = buckets
+
+    # --- detail -------------------------------------------------------------------------
+    def show_detail(self, finding: Finding | None) -> None:
+        body = self.query_one("#detail", Static)
+        if finding is None:
+            body.update(Text("No findings." if not self.table.rows else "Select a finding."))
+            return
+        seen = self.app.seen(finding) if hasattr(self.app, "seen") else (0, 0)
+        history = self.app.history_of(finding) if hasattr(self.app, "history_of") else []
+        body.update(detail_text(finding, seen, history))
+
+    @on(FindingTable.CursorMoved)
+    def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
+        self.show_detail(event.finding)
+
+    @on(FindingTable.FindingSelected)
+    def _selected(self, event: FindingTable.FindingSelected) -> None:
+        self.show_detail(event.finding)
+        self.query_one("#detail-pane").focus()
+
+    def select(self, finding_id: str) -> None:
+        for i, f in enumerate(self.table.rows):
+            if f.id == finding_id:
+                self.table.cursor = i
+                self.show_detail(f)
+                return
+        self.query_one("#filter", Input).value = ""
+        self.table.set_filter(lambda f: True)
+        for i, f in enumerate(self.table.rows):
+            if f.id == finding_id:
+                self.table.cursor = i
+                self.show_detail(f)
+
+    # --- actions ------------------------------------------------------------------------
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("visible")
+        box.focus()
+
+    def action_clear(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus or box.value:
+            box.value = ""
+            box.remove_class("visible")
+            self.table.set_filter(lambda f: True)
+            self.refresh_status()
+        self.table.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.table.set_filter(parse_filter(event.value))
+        self.refresh_status()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("copy_next_action", "open_file"):
+            return self.table.selected is not None
+        return True
+
+    def action_copy_next_action(self) -> None:
+        finding = self.table.selected
+        if finding is None or not finding.next_action:
+            self.notify("This finding has no next action.", severity="warning")
+            return
+        self.app.copy_to_clipboard(safe(finding.next_action, max_len=4000))
+        self.notify("Next action copied.")
+
+    def action_open_file(self) -> None:
+        finding = self.table.selected
+        if finding is not None:
+            self.app.open_in_pager(finding)

@@ -1,0 +1,76 @@
+"""The detail of one finding, as Rich Text built only from made-safe strings.
+
+Nothing from a run file is ever parsed as markup: every value goes through
+``safe`` (control characters made visible, secrets masked, long text cut)
+and is appended to a ``Text`` as a plain string with an explicit style.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..core.findings import Finding
+from ..core.safety import safe
+from ..core.taxonomy import lookup
+
+
+def _line(text: Text, label: str, value: object, style: str = "") -> None:
+    if value is None or value == "" or value == []:
+        return
+    text.append(f"{label:<16}", style="bold")
+    text.append(safe(value, max_len=4000, keep_newlines=True) + "\n", style=style)
+
+
+def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Finding] | None = None) -> Text:
+    """Everything an operator needs to decide about one finding."""
+    text = Text()
+    text.append(safe(f.path), style="bold underline")
+    text.append(f"   {f.format} · {f.status}\n\n", style="dim")
+    if f.error:
+        _line(text, "error", f.error, "bold red")
+    row = lookup(f.taxonomy, f.class_)
+    _line(text, "class", f"{f.class_} ({f.taxonomy})" + (f" — {row.meaning}" if row else ""))
+    _line(text, "route", f.route, "bold")
+    if f.gate:
+        _line(text, "human gate", f.gate, "bold reverse")
+    _line(text, "retryable", None if f.retryable is None else ("yes" if f.retryable else "no"))
+    _line(text, "confidence", None if f.confidence is None else f"{f.confidence:.2f}")
+    _line(text, "run", f.run)
+    _line(text, "node", f.node)
+    _line(text, "agent", f.agent)
+    _line(text, "time", f.time)
+    _line(text, "rule", f.rule)
+    if f.details.get("confirm_prompt"):
+        _line(text, "asks", f.details["confirm_prompt"], "bold")
+    if f.details.get("clarification_question"):
+        _line(text, "question", f.details["clarification_question"], "bold")
+    _line(text, "next action", f.next_action, "bold")
+    if f.remediation:
+        text.append("\nremediation\n", style="bold")
+        for label, value in (("symptom", f.remediation.symptom), ("root cause", f.remediation.root_cause),
+                             ("must do next", f.remediation.must_do), ("re-check", f.remediation.recheck)):
+            _line(text, f"  {label}", value)
+    if f.evidence:
+        text.append("\nevidence\n", style="bold")
+        for e in f.evidence:
+            text.append("  • " + safe(e.text, max_len=600))
+            text.append(f"   ← {safe(e.source, max_len=200)}\n", style="dim")
+    if f.ruled_out:
+        text.append("\nruled out\n", style="bold")
+        for r in f.ruled_out:
+            text.append(f"  • {safe(r.get('org_node'))}: {safe(r.get('why'))}\n")
+    if f.warnings:
+        text.append("\nwarnings\n", style="bold")
+        for w in f.warnings:
+            text.append("  ! " + safe(w, max_len=600) + "\n", style="yellow")
+    if f.fingerprint:
+        text.append("\n")
+        _line(text, "fingerprint", f"{f.fingerprint[:16]}…  seen {seen[0]} times in {seen[1]} runs")
+    if f.superseded_by:
+        _line(text, "superseded by", f.superseded_by, "dim")
+    if history:
+        text.append("\nattempt history\n", style="bold")
+        for h in history:
+            marker = "▶" if h.id == f.id else "·"
+            text.append(f"  {marker} {safe(h.time or '')[:19]}  {safe(h.class_):<20} {safe(h.path)}\n")
+    return text

@@ -1,0 +1,194 @@
+"""The live monitor on real directories with real watchfiles (no sleeps beyond what a wait needs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from console.core.index import Change, FindingIndex
+from console.monitor import MonitorStatus, RunMonitor, reconcile
+
+FAILURE = {"failure_type": "test_failed", "retryable": "true", "next_action": "Fix it.", "role": "verify",
+           "agent": "codex", "exit_code": 1, "stderr_tail": "FAILED tests/test_a.py::test_x - AssertionError"}
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+class Live:
+    """A running monitor and a way to wait for the index to reach a state."""
+
+    def __init__(self, root: Path, **kw) -> None:
+        self.index = FindingIndex([root])
+        self.changes: list[Change] = []
+        self.statuses: list[MonitorStatus] = []
+        self.ready = threading.Event()
+        self._cond = threading.Condition()
+        self.monitor = RunMonitor(self.index, self._on_change, on_status=self._on_status, on_ready=self.ready.set, **kw)
+
+    def _on_change(self, change: Change) -> None:
+        with self._cond:
+            self.changes.append(change)
+            self._cond.notify_all()
+
+    def _on_status(self, status: MonitorStatus) -> None:
+        with self._cond:
+            self.statuses.append(status)
+            self._cond.notify_all()
+
+    def __enter__(self) -> "Live":
+        self.monitor.start()
+        assert self.ready.wait(10), "initial scan did not finish"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.monitor.stop()
+
+    def wait(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    def paths(self) -> dict[str, str]:
+        return {f.path: f.status for f in self.index.findings()}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "runs"
+    write_json(r / "run-a" / "FAILURE.json", FAILURE)
+    return r
+
+
+def test_new_file_rewrite_delete_rename(root: Path) -> None:
+    with Live(root) as live:
+        assert live.paths() == {"run-a/FAILURE.json": "ok"}
+        write_json(root / "run-a" / "events" / "e1.json", {"exit_code": 130, "stderr_tail": "^C", "role": "code"})
+        assert live.wait(lambda: "run-a/events/e1.json" in live.paths())
+        assert live.index.get("run-a/events/e1.json").class_ == "interrupted"
+
+        write_json(root / "run-a" / "events" / "e1.json", {"exit_code": 127, "stderr_tail": "kimi: command not found", "agent": "kimi"})
+        assert live.wait(lambda: live.index.get("run-a/events/e1.json").class_ == "agent_missing")
+
+        os.rename(root / "run-a" / "events" / "e1.json", root / "run-a" / "events" / "e2.json")
+        assert live.wait(lambda: "run-a/events/e2.json" in live.paths() and "run-a/events/e1.json" not in live.paths())
+
+        (root / "run-a" / "events" / "e2.json").unlink()
+        assert live.wait(lambda: "run-a/events/e2.json" not in live.paths())
+        assert any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed)
+
+
+def test_new_run_directory_written_right_after_mkdir(root: Path) -> None:
+    with Live(root) as live:
+        for i in range(50):
+            d = root / f"run-new-{i}"
+            d.mkdir()
+            (d / "FAILURE.json").write_text(json.dumps(FAILURE))
+            write_json(d / "nodes" / "n1" / "attempt-1.json",
+                       {"schema": "validator-reflection/v1", "verdict": "no_prior_failure", "fail_reason": None})
+        expected = {f"run-new-{i}/FAILURE.json" for i in range(50)} | {f"run-new-{i}/nodes/n1/attempt-1.json" for i in range(50)}
+        assert live.wait(lambda: expected <= set(live.paths()), timeout=5)
+
+
+def test_partial_write_shows_incomplete_then_final(root: Path) -> None:
+    target = root / "run-a" / "events" / "slow.json"
+    text = json.dumps({"exit_code": 1, "stderr_tail": "ssh: connect to host mac.local port 22: Connection refused"})
+    with Live(root) as live:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w") as fh:
+            fh.write(text[:20])
+            fh.flush()
+            assert live.wait(lambda: live.paths().get("run-a/events/slow.json") == "incomplete")
+            fh.write(text[20:])
+        assert live.wait(lambda: live.paths().get("run-a/events/slow.json") == "ok")
+        assert live.index.get("run-a/events/slow.json").class_ == "remote_unreachable"
+
+
+def test_write_temp_then_rename(root: Path) -> None:
+    with Live(root) as live:
+        tmp = root / "run-a" / ".FAILURE.json.tmp"
+        tmp.write_text(json.dumps(FAILURE | {"failure_type": "dirty_worktree", "retryable": "false"}))
+        os.replace(tmp, root / "run-a" / "FAILURE.json")
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "dirty_worktree")
+        assert ".FAILURE.json.tmp" not in str(live.paths())
+
+
+def test_burst_coalesces(root: Path) -> None:
+    with Live(root) as live:
+        for i in range(2000):
+            write_json(root / f"burst-{i // 10}" / "events" / f"e{i}.json", {"exit_code": 1, "stderr_tail": f"FAILED test_{i}"})
+        assert live.wait(lambda: len(live.paths()) == 2001, timeout=20)
+        assert len(live.changes) < 2000 / 5, f"{len(live.changes)} batches for 2000 files"
+
+
+def test_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
+    with Live(root, reconcile_interval=0.2) as live:
+        moved = tmp_path / "elsewhere"
+        shutil.move(root, moved)
+        assert live.wait(lambda: live.statuses and root.as_posix() in live.statuses[-1].missing_roots)
+        assert live.wait(lambda: live.paths() == {})
+        shutil.move(moved, root)
+        assert live.wait(lambda: live.paths() == {"run-a/FAILURE.json": "ok"})
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+        assert live.statuses[-1].mode == "live"
+
+
+def test_polling_mode_sees_same_second_rewrites(root: Path) -> None:
+    with Live(root, poll=0.1) as live:
+        assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "polling")
+        path = root / "run-a" / "FAILURE.json"
+        write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "permission")
+        write_json(path, FAILURE | {"failure_type": "environment"})  # same second, nanosecond mtime differs
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "environment")
+
+
+def test_reconcile_catches_what_events_missed(root: Path) -> None:
+    index = FindingIndex([root])
+    index.scan()
+    write_json(root / "run-c" / "FAILURE.json", FAILURE)
+    (root / "run-a" / "FAILURE.json").unlink()
+    change, missing = reconcile(index)
+    assert [f.path for f in change.added] == ["run-c/FAILURE.json"]
+    assert [f.path for f in change.removed] == ["run-a/FAILURE.json"]
+    assert change.files_read == 1 and missing == []
+    again, _ = reconcile(index)
+    assert not again and again.files_read == 0
+
+
+def test_watch_jsonl_cli(root: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "console", "watch", "--jsonl", str(root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())
+        assert first["event"] == "added" and first["finding"]["path"] == "run-a/FAILURE.json"
+        assert json.loads(proc.stdout.readline()) == {"event": "ready"}
+        write_json(root / "run-b" / "events" / "e.json", {"exit_code": 130, "stderr_tail": "^C"})
+        while True:
+            line = json.loads(proc.stdout.readline())
+            if line["event"] == "added":
+                break
+        assert line["finding"]["path"] == "run-b/events/e.json"
+        assert line["finding"]["class"] == "interrupted"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(5) == 0
+    finally:
+        proc.kill()
