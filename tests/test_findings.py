@@ -458,6 +458,29 @@ def test_classify_127_for_another_tool_is_environment():
     assert c.next_action == "Fix local runtime/resource issue, then rerun from code."
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "bash: line 1: kimi: command not found",
+        "sh: 1: kimi: not found",
+        "scripts/run-role.sh: line 42: kimi: command not found",
+        "zsh: command not found: kimi",
+        "zsh:1: command not found: kimi",
+    ],
+)
+def test_classify_127_agent_missing_in_every_shell_dialect(tail):
+    """bash/dash put the command before "not found"; zsh (the macOS default shell) puts it after."""
+    c = classify_event({"exit_code": 127, "stderr_tail": f"+ kimi --print -c plan\n{tail}", "role": "plan", "agent": "kimi"})
+    assert c.failure_type == "agent_missing", (c.rule, c.matched, c.evidence)
+
+
+def test_classify_127_zsh_names_the_missing_tool_not_the_shell():
+    c = classify_event({"exit_code": 127, "stderr_tail": "zsh: command not found: jq", "role": "verify", "agent": "claude"})
+    assert c.failure_type == "environment"
+    assert "jq" in c.matched
+    assert "zsh" not in c.matched
+
+
 def test_classify_readiness_stage_is_unclear_plan():
     c = classify_event({"exit_code": 1, "stderr_tail": "agent exited", "stage": "readiness", "role": "readiness"})
     assert (c.failure_type, c.route) == ("unclear_plan", "replan")

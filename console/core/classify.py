@@ -171,7 +171,7 @@ MESSAGE_RULES: tuple[Rule, ...] = (
        r"KeyboardInterrupt|^\^C|\bcancell?ed by (the )?user\b|\boperation (was )?(cancell?ed|aborted)\b|"
        r"\binterrupted by signal (2|15)\b|received SIGINT|\bSIGINT\b|\baborted by user\b"),
     _r("msg.agent_missing", "agent_missing", "dependency", 0.9,
-       r"\b(" + "|".join(KNOWN_AGENTS) + r")(\.exe)?: (command )?not found|"
+       r"\b(" + "|".join(KNOWN_AGENTS) + r")(\.exe)?: (command )?not found|command not found: (" + "|".join(KNOWN_AGENTS) + r")\b|"
        r"\b(" + "|".join(KNOWN_AGENTS) + r")\b[^\n]{0,40}: no such file or directory|"
        r"no such file or directory: '(" + "|".join(KNOWN_AGENTS) + r")'|"
        r"exec: \"(" + "|".join(KNOWN_AGENTS) + r")\": executable file not found"),
@@ -265,7 +265,9 @@ MESSAGE_RULES: tuple[Rule, ...] = (
 
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", 0.3, None, "nothing more specific matched")
 
-_COMMAND_NOT_FOUND = re.compile(r"(?:^|[\s:])([\w.+-]+): (?:command )?not found", re.MULTILINE)
+# bash/sh: "kimi: command not found"; zsh: "zsh: command not found: kimi".
+_ZSH_NOT_FOUND = re.compile(r"command not found: ([\w.+-]+)")
+_SH_NOT_FOUND = re.compile(r"(?:^|[\s:])([\w.+-]+): (?:command )?not found", re.MULTILINE)
 
 
 def _tail(text: str, limit: int = 160) -> str:
@@ -337,16 +339,17 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         return _result(event, ftype, fkind, 0.9, "structured.name", f"name={name}", [f"error name {name}"])
 
     if exit_code == 127:
-        missing = _COMMAND_NOT_FOUND.search(message)
+        missing = _ZSH_NOT_FOUND.search(message) or _SH_NOT_FOUND.search(message)
         agent = str(event.get("agent") or "").lower()
+        group = 1
         command = missing.group(1).lower() if missing else ""
         if not missing or command == agent or command in KNOWN_AGENTS:
-            evidence = ["exit 127: command not found"] + ([_line_of(message, missing.start(1), missing.end())] if missing else [])
+            evidence = ["exit 127: command not found"] + ([_line_of(message, missing.start(group), missing.end())] if missing else [])
             return _result(event, "agent_missing", "dependency", 0.9, "structured.exit_127",
                            "exit_code=127", evidence)
         return _result(event, "environment", "dependency", 0.85, "structured.exit_127_tool",
                        f"exit_code=127 ({command})",
-                       [f"exit 127: {command} is missing (not the agent)", _line_of(message, missing.start(1), missing.end())])
+                       [f"exit 127: {command} is missing (not the agent)", _line_of(message, missing.start(group), missing.end())])
     if exit_code in EXIT_RULES:
         ftype, fkind, why = EXIT_RULES[exit_code]
         return _result(event, ftype, fkind, 0.9, f"structured.exit_{exit_code}", f"exit_code={exit_code}", [why])

@@ -248,10 +248,11 @@ class FindingIndex:
         except OSError:
             return
         if stat.S_ISDIR(st.st_mode):
-            self._rescan_dir(root, rel, state)
+            if not _hidden(rel):  # a scan does not descend into dot-directories either
+                self._rescan_dir(root, rel, state)
             return
         name = rel.rsplit("/", 1)[-1]
-        if not is_tracked(name) or rel.count("/") > MAX_DEPTH:
+        if not is_tracked(name) or rel.count("/") > MAX_DEPTH or _hidden(rel):
             return
         try:
             self._load(state, root, rel, name)
@@ -325,6 +326,11 @@ class FindingIndex:
                         times[f.fingerprint] += 1
                         runs[f.fingerprint].add(key)
         return {fp: (times[fp], len(runs[fp])) for fp in times}
+
+
+def _hidden(rel: str) -> bool:
+    """Whether any directory on the path is a dot-directory (a scan never enters those)."""
+    return any(part.startswith(".") for part in rel.split("/")[:-1]) or rel.rsplit("/", 1)[-1].startswith(".")
 
 
 def _stat_at(dir_fd: int, name: str) -> tuple[int, int] | None:

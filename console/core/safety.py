@@ -123,34 +123,68 @@ def visible(text: str, *, max_len: int = 2000, keep_newlines: bool = False) -> s
 
 _MASK = "****"
 
-# Left boundary for prefixed tokens: not glued to a preceding letter/digit, except
-# right after an SGR colour sequence such as "\x1b[32m" (coloured log output).
-_B = r"(?:(?<![A-Za-z0-9])|(?<=[\[;0-9]m))"
+# Performance note: Python's regex engine only skips ahead quickly when a pattern
+# starts with a literal or a character class (and no global IGNORECASE). So the
+# patterns below start with their first literal character and put the "not glued
+# to a preceding letter/digit" boundary check right after it, as a lookbehind.
+#
+# Boundary after one consumed character: the character before it is not a letter
+# or digit, or it ends an SGR colour sequence such as "\x1b[32m" (coloured logs).
+_B1 = r"(?:(?<![A-Za-z0-9].)|(?<=[\[;0-9]m.))"
 
-# (prefix kept visible, body masked, label). First match at a position wins, so
-# the more specific prefix comes first (sk-ant- before sk-).
+
+def _starts_literal(prefix: str) -> str:
+    """``prefix`` (a regex starting with a literal character) with _B1 after that character."""
+    return prefix[0] + _B1 + prefix[1:]
+
+
+def _ci_words(words: tuple[str, ...]) -> str:
+    """Case-insensitive alternation of ``words`` (regexes starting with a lowercase
+    letter) that still starts with a plain character class: ``[Pp...](?i:(?<=p)ass...)``."""
+    firsts = "".join(sorted({w[0] for w in words}))
+    first_class = "".join(c + c.upper() for c in firsts)
+    return "[" + first_class + "](?i:" + "|".join(f"(?<={w[0]}){w[1:]}" for w in words) + ")"
+
+
+# (prefix kept visible, body masked, label). Each prefix starts with a literal
+# character. First match at a position wins: specific prefixes come first.
 _TOKEN_SPECS: tuple[tuple[str, str, str], ...] = (
     (r"sk-ant-", r"[A-Za-z0-9_\-]{20,}", "Anthropic API key"),
-    (r"sk-(?:proj|svcacct|admin)-", r"[A-Za-z0-9_\-]{20,}", "OpenAI API key"),
+    (r"sk-proj-", r"[A-Za-z0-9_\-]{20,}", "OpenAI API key"),
+    (r"sk-svcacct-", r"[A-Za-z0-9_\-]{20,}", "OpenAI API key"),
+    (r"sk-admin-", r"[A-Za-z0-9_\-]{20,}", "OpenAI API key"),
     (r"sk-", r"(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{20,}", "API key"),
-    (r"(?:sk|rk)_(?:live|test)_", r"[A-Za-z0-9]{10,}", "Stripe key"),
+    (r"sk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "Stripe key"),
+    (r"rk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "Stripe key"),
     (r"whsec_", r"[A-Za-z0-9]{20,}", "webhook secret"),
     (r"gh[pousr]_", r"[A-Za-z0-9]{20,}", "GitHub token"),
     (r"github_pat_", r"[A-Za-z0-9_]{20,}", "GitHub token"),
     (r"gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt)-", r"[A-Za-z0-9_.\-]{20,}", "GitLab token"),
     (r"xox[abeoprs]-", r"[A-Za-z0-9\-]{10,}", "Slack token"),
     (r"xapp-", r"[A-Za-z0-9\-]{10,}", "Slack token"),
-    (r"AKIA|ASIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "AWS access key id"),
+    (r"AKIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "AWS access key id"),
+    (r"ASIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])", "AWS access key id"),
     (r"AIza", r"[A-Za-z0-9_\-]{30,}", "Google API key"),
     (r"eyJ", r"[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", "JWT"),
     (r"hf_", r"[A-Za-z0-9]{30,}", "Hugging Face token"),
     (r"npm_", r"[A-Za-z0-9]{36,}", "npm token"),
     (r"pypi-", r"AgE[A-Za-z0-9_\-]{50,}", "PyPI token"),
 )
+# The empty group (?P<tN>) after each prefix tells which spec matched and where
+# the kept prefix ends.
 _TOKEN_RE = re.compile(
-    _B + "(?:" + "|".join(f"(?P<t{i}>{p}){b}" for i, (p, b, _) in enumerate(_TOKEN_SPECS)) + ")"
+    "|".join(f"{_starts_literal(p)}(?P<t{i}>){b}" for i, (p, b, _) in enumerate(_TOKEN_SPECS))
 )
 _TOKEN_LABELS = {f"t{i}": label for i, (_, _, label) in enumerate(_TOKEN_SPECS)}
+# Substrings at least one of which occurs wherever _TOKEN_RE can match.
+_TOKEN_NEEDLES_UNDERSCORE = (
+    "sk_", "rk_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "npm_",
+)
+_TOKEN_NEEDLES_DASH = (
+    "sk-", "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-",
+    "xox", "xapp-", "pypi-",
+)
+_TOKEN_NEEDLES_OTHER = ("AKIA", "ASIA", "AIza", "eyJ")
 
 _PEM_RE = re.compile(
     r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
@@ -159,100 +193,103 @@ _PEM_RE = re.compile(
     re.S,
 )
 
-# scheme://user:password@host  (anchored on "://" so a long word is not rescanned)
+# scheme://user:password@host  (anchored on "://")
 _URL_CRED_RE = re.compile(r"(://[^\s:/@]*:)([^\s/@]+)@")
 _SLACK_HOOK_RE = re.compile(r"(https://hooks\.slack\.com/services/)[A-Za-z0-9/]+")
 
 _SEP = r"[ \t]*(?::=|=>|[:=])[ \t]*"
 
 _AWS_SECRET_RE = re.compile(
-    r"(aws_?secret_?access_?key[\"']?" + _SEP + r"[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-    re.I | re.A,
+    r"(" + _ci_words((r"aws_?secret_?access_?key",)) + r"[\"']?" + _SEP + r"[\"']?)"
+    r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+    re.A,
 )
 
 _AUTH_SCHEMES = r"bearer|basic|token|bot|jwt|apikey|api-key|oauth|digest|negotiate|ntlm|aws4-hmac-sha256|sso-key|ssws"
 _AUTH_RE = re.compile(
-    _B + r"((?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?)"
-    r"(?:(?P<scheme>" + _AUTH_SCHEMES + r")[ \t]+(?P<cred>[^\s\"']+)|(?P<rest>(?=[^\r\n\"']*[0-9])[^\s\"'][^\r\n\"']*))",
-    re.I | re.A,
+    r"([Aa]" + _B1 + r"(?i:uthorization)[\"']?[ \t]*[:=][ \t]*[\"']?)"
+    r"(?:(?P<scheme>(?i:" + _AUTH_SCHEMES + r"))[ \t]+(?P<cred>[^\s\"']+)"
+    r"|(?P<rest>(?=[^\r\n\"']{0,256}?[0-9])[^\s\"'][^\r\n\"']*))",
+    re.A,
 )
 _BEARER_RE = re.compile(
-    _B + r"(bearer[ \t]+)(?=[A-Za-z0-9._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{8,}=*",
-    re.I | re.A,
+    r"([Bb]" + _B1 + r"(?i:earer)[ \t]+)(?=[A-Za-z0-9._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{8,}=*",
+    re.A,
 )
 
-# key = value where the key ENDS with one of these words (so "tokenizer",
-# "max_tokens", "token_count", "password_reset" are not secrets).
-_KW = (
-    r"(?:pass(?:word|wd|phrase)|client[_\- ]?secret|secret[_\- ]?key|secret|token"
-    r"|api[_\- ]?key|access[_\- ]?key|private[_\- ]?key)"
+# key = value where the key ENDS with one of these words, so "tokenizer",
+# "max_tokens", "token_count" or "password_reset" are not taken for secrets.
+_KEYWORDS = (
+    r"pass(?:word|wd|phrase)", r"client[_\- ]?secret", r"secret[_\- ]?key", r"secret", r"token",
+    r"api[_\- ]?key", r"access[_\- ]?key", r"private[_\- ]?key",
 )
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'"
 _KV_RE = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<kq>[\"']?)(?P<key>[A-Za-z0-9_.\-]*?" + _KW + r")(?P=kq)"
+    r"(?P<kw>" + _ci_words(_KEYWORDS) + r")[\"']?"
     r"(?P<sep>" + _SEP + r")"
     r"(?P<val>" + _QUOTED + r"|[^\s\"'&=][^\s\"'&]*|[\"'][^\s\"'&]+)",
-    re.I | re.A,
+    re.A,
 )
 # --password VALUE / --api-key VALUE on a command line
 _CLI_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?P<key>--[A-Za-z0-9_\-]*?" + _KW.replace("[_\\- ]", "[_\\-]") + r")"
+    r"--(?<![A-Za-z0-9_\-]--)[A-Za-z0-9_\-]*?"
+    r"(?P<kw>" + _ci_words(tuple(k.replace("[_\\- ]", "[_\\-]") for k in _KEYWORDS)) + r")"
     r"(?P<sep>[ \t]+)(?P<val>" + _QUOTED + r"|[^\s\"'&\-][^\s\"'&]*)",
-    re.I | re.A,
+    re.A,
 )
 
-# Values that are obviously not secrets: empty, null-ish, type names, env references.
+# Values that are obviously not secrets: empty, null-ish, type names, env
+# references, placeholders, stars.
 _NOT_A_SECRET = re.compile(
     r"(?:|null|none|nil|undefined|true|false|str|bytes|string|secretstr|optional\[str\]"
     r"|\*+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>)[,;)\]}]*",
     re.I | re.A,
 )
 
-# Cheap pre-check: if none of these (lower-cased) substrings occurs, nothing can match.
-_TRIGGERS = (
-    "-----begin", "://", "sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-    "github_pat_", "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-",
-    "xox", "xapp-", "akia", "asia", "aiza", "eyj", "hf_", "npm_", "pypi-",
-    "authorization", "bearer", "pass", "secret", "token", "key",
-)
+# Lower-cased words without which no keyword-based pattern can match.
+_KEYWORD_NEEDLES = ("pass", "secret", "token", "key", "bearer", "authorization")
+
+
+def _has_token_prefix(text: str) -> bool:
+    if "_" in text and any(n in text for n in _TOKEN_NEEDLES_UNDERSCORE):
+        return True
+    if "-" in text and any(n in text for n in _TOKEN_NEEDLES_DASH):
+        return True
+    return any(n in text for n in _TOKEN_NEEDLES_OTHER)
 
 
 def _label_for_key(key: str) -> str:
     k = key.lower()
-    if "pass" in k:
+    if k.startswith("pass"):
         return "password"
-    if k.endswith("token"):
+    if k == "token":
         return "token"
-    if "api" in k and k.endswith("key"):
+    if k.startswith("api"):
         return "API key"
+    if k.startswith("private"):
+        return "private key"
+    if k.startswith("access"):
+        return "access key"
     if k.endswith("key"):
-        if "private" in k:
-            return "private key"
-        if "access" in k:
-            return "access key"
         return "secret key"
     return "secret"
 
 
-def _already_masked(value: str) -> bool:
-    return _MASK in value
-
-
 def _mask_value(m: re.Match[str]) -> str:
     val = m.group("val")
-    quote = val[0] if val[0] in "\"'" and len(val) >= 2 and val[-1] == val[0] else ""
+    quote = val[0] if len(val) >= 2 and val[0] in "\"'" and val[-1] == val[0] else ""
     inner = val[1:-1] if quote else val
-    if _already_masked(inner) or _NOT_A_SECRET.fullmatch(inner):
+    # Skip what an earlier pass already masked (a token keeps its prefix that way)
+    # and values that are plainly not secrets.
+    if _MASK in inner or _NOT_A_SECRET.fullmatch(inner):
         return m.group(0)
-    # A value that is a recognisable token was masked (prefix kept) by an earlier
-    # pass and is skipped above; anything else is masked whole.
-    start = m.start("val") - m.start()
-    return m.group(0)[:start] + f"{quote}{_MASK}[masked {_label_for_key(m.group('key'))}]{quote}"
+    keep = m.group(0)[: m.start("val") - m.start()]
+    return f"{keep}{quote}{_MASK}[masked {_label_for_key(m.group('kw'))}]{quote}"
 
 
 def _mask_cli(m: re.Match[str]) -> str:
     val = m.group("val")
-    # "--token to pass it" in prose: a plain lower-case word is not masked.
+    # "pass --token to the tool" in prose: a plain lower-case word is not masked.
     if val.isalpha() and val.islower():
         return m.group(0)
     return _mask_value(m)
@@ -261,47 +298,39 @@ def _mask_cli(m: re.Match[str]) -> str:
 def _mask_token(m: re.Match[str]) -> str:
     name = m.lastgroup
     assert name is not None
-    return f"{m.group(name)}{_MASK}[masked {_TOKEN_LABELS[name]}]"
+    prefix = m.group(0)[: m.start(name) - m.start()]
+    return f"{prefix}{_MASK}[masked {_TOKEN_LABELS[name]}]"
 
 
 def _mask_pem(m: re.Match[str]) -> str:
-    body = m.group(2)
-    stripped = body.strip()
+    begin, body, end = m.group(1), m.group(2), m.group(3)
     lead = body[: len(body) - len(body.lstrip())] or " "
-    end = m.group(3)
     if not end:
-        return f"{m.group(1)}{lead}{_MASK}[masked private key, cut off before END]"
+        return f"{begin}{lead}{_MASK}[masked private key, cut off before END]"
     trail = body[len(body.rstrip()):] or " "
-    if not stripped:
-        lead, trail = " ", " "
-    return f"{m.group(1)}{lead}{_MASK}[masked private key]{trail}{end}"
+    if not body.strip():
+        lead = trail = " "
+    return f"{begin}{lead}{_MASK}[masked private key]{trail}{end}"
 
 
 def _mask_url(m: re.Match[str]) -> str:
-    if _already_masked(m.group(2)):
+    if _MASK in m.group(2):
         return m.group(0)
     return f"{m.group(1)}{_MASK}[masked password]@"
 
 
+_AUTH_LABELS = {"bearer": "bearer token", "basic": "basic auth credentials", "token": "token"}
+
+
 def _mask_auth(m: re.Match[str]) -> str:
     scheme = m.group("scheme")
-    if scheme:
-        cred = m.group("cred")
-        if _already_masked(cred):
-            return m.group(0)
-        low = scheme.lower()
-        what = {"bearer": "bearer token", "basic": "basic auth credentials", "token": "token"}.get(
-            low, "authorization credentials"
-        )
-        return m.group(0)[: m.start("cred") - m.start()] + f"{_MASK}[masked {what}]"
-    rest = m.group("rest")
-    if _already_masked(rest):
+    value = m.group("cred") if scheme else m.group("rest")
+    if _MASK in value:
         return m.group(0)
-    return m.group(1) + f"{_MASK}[masked authorization credentials]"
-
-
-def _mask_bearer(m: re.Match[str]) -> str:
-    return f"{m.group(1)}{_MASK}[masked bearer token]"
+    if scheme:
+        what = _AUTH_LABELS.get(scheme.lower(), "authorization credentials")
+        return m.group(0)[: m.start("cred") - m.start()] + f"{_MASK}[masked {what}]"
+    return f"{m.group(1)}{_MASK}[masked authorization credentials]"
 
 
 def mask_secrets(text: str) -> str:
@@ -315,34 +344,37 @@ def mask_secrets(text: str) -> str:
     ``key: value``, ``"key": "value"`` and ``--key value`` pairs whose key *ends*
     with password/passwd/passphrase, secret, token, api_key/apikey, access_key,
     secret_key, private_key or client_secret (so ``max_tokens: 4096`` and
-    ``tokenizer: bert`` are left alone). Masks are ``****[masked <what>]`` after
-    the kept prefix, e.g. ``ghp_****[masked GitHub token]``. Hashes, UUIDs, paths
-    and prose are not touched. Idempotent.
+    ``tokenizer: bert`` are left alone). A mask is ``****[masked <what>]`` after the
+    kept prefix, e.g. ``ghp_****[masked GitHub token]``. Hashes, UUIDs, paths and
+    prose are not touched. Idempotent.
     """
     if not text:
-        return text
+        return "" if text is None else text
     if type(text) is not str:
         text = str(text)
     lower = text.lower()
-    for trigger in _TRIGGERS:
-        if trigger in lower:
-            break
-    else:
+    keywords = any(n in lower for n in _KEYWORD_NEEDLES)
+    tokens = _has_token_prefix(text)
+    pem = "-----BEGIN" in text
+    url = "://" in text
+    if not (keywords or tokens or pem or url):
         return text  # fast path: nothing secret-looking at all
-    if "-----begin" in lower:
+    if pem:
         text = _PEM_RE.sub(_mask_pem, text)
-    text = _TOKEN_RE.sub(_mask_token, text)
-    if "://" in text:
+    if tokens:
+        text = _TOKEN_RE.sub(_mask_token, text)
+    if url:
         text = _SLACK_HOOK_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked Slack webhook]", text)
         text = _URL_CRED_RE.sub(_mask_url, text)
-    if "aws" in lower:
-        text = _AWS_SECRET_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked AWS secret access key]", text)
-    if "authorization" in lower:
-        text = _AUTH_RE.sub(_mask_auth, text)
-    if "bearer" in lower:
-        text = _BEARER_RE.sub(_mask_bearer, text)
-    if "pass" in lower or "secret" in lower or "token" in lower or "key" in lower:
-        text = _KV_RE.sub(_mask_value, text)
+    if keywords:
+        if "aws" in lower:
+            text = _AWS_SECRET_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked AWS secret access key]", text)
+        if "authorization" in lower:
+            text = _AUTH_RE.sub(_mask_auth, text)
+        if "bearer" in lower:
+            text = _BEARER_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked bearer token]", text)
+        if ":" in text or "=" in text:
+            text = _KV_RE.sub(_mask_value, text)
         if "--" in text:
             text = _CLI_RE.sub(_mask_cli, text)
     return text
@@ -352,9 +384,12 @@ def mask_secrets(text: str) -> str:
 # safe()
 # ---------------------------------------------------------------------------
 
-# safe() masks at most max_len + _MASK_MARGIN characters of a huge string: enough
-# that a secret straddling the display cut is still recognised whole.
+# safe() masks only a window of a huge string: at least max_len + _MASK_MARGIN
+# characters, so a secret straddling the display cut is still recognised whole,
+# and at most _MASK_WINDOW_MAX characters, so one hostile string costs bounded time.
 _MASK_MARGIN = 16_384
+_MASK_WINDOW_MAX = 1 << 20
+_ENDS_WITH_MASK = re.compile(r"\*\*\*\*\[masked [^\]]{1,60}\]\Z")
 
 
 def _to_str(obj: object) -> str:
@@ -387,8 +422,15 @@ def safe(text: object, *, max_len: int = 2000, keep_newlines: bool = False) -> s
     # block) so far that text past the window could come into view.
     while True:
         masked = mask_secrets(s[:window])
-        if len(masked) >= limit + _MASK_MARGIN // 2 or window >= len(s):
+        if len(masked) >= limit + _MASK_MARGIN // 2 or window >= min(len(s), _MASK_WINDOW_MAX):
             break
-        window *= 2
+        window = min(window * 2, _MASK_WINDOW_MAX)
     dropped = max(len(s) - window, 0)
+    edge_in_view = len(masked) < limit + _MASK_MARGIN // 2
+    if dropped and edge_in_view and not _ENDS_WITH_MASK.search(masked, max(len(masked) - 80, 0)):
+        # The window edge is in view: a secret cut in half there may not have been
+        # recognised, so drop the last whitespace-delimited run before showing.
+        edge = max(masked.rfind(" "), masked.rfind("\n"), masked.rfind("\t")) + 1
+        dropped += len(masked) - edge
+        masked = masked[:edge]
     return _visible(masked, limit, keep_newlines, dropped)

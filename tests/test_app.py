@@ -1,0 +1,120 @@
+"""The console driven through Pilot: monitor off, frozen clock, assertions on what it did."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from console.app import TriageApp
+from console.core.index import sample_runs_dir
+from console.screens.gates import GateQueueScreen
+from console.screens.main import MainScreen
+from console.widgets.finding_table import FindingTable
+
+FROZEN = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+
+
+def make_app(*roots: Path) -> TriageApp:
+    return TriageApp([str(r) for r in roots], monitor=False, clock=lambda: FROZEN)
+
+
+async def wait_loaded(pilot, app: TriageApp) -> FindingTable:
+    for _ in range(100):
+        await pilot.pause(0.02)
+        table = app.screen.query_one(FindingTable) if isinstance(app.screen, MainScreen) else None
+        if table is not None and table.rows:
+            return table
+    raise AssertionError("findings never loaded")
+
+
+async def test_sample_runs_load_and_gate_queue_is_oldest_first() -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        assert len(table.rows) == len(app.index.findings())
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, GateQueueScreen)
+        gates = app.screen.gates
+        assert {f.gate for f in gates} == {"confirm", "escalation", "hold", "resume", "worktree", "clarify"}
+        assert [f.time for f in gates] == sorted(f.time for f in gates)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert table.selected is not None and table.selected.id == gates[0].id
+
+
+async def test_filter_by_route_and_clear() -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        total = len(table.rows)
+        await pilot.press("slash", *"route:human")
+        await pilot.pause()
+        assert table.rows and all(f.route == "human" for f in table.rows)
+        assert len(table.rows) < total
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(table.rows) == total
+
+
+async def test_cursor_moves_and_detail_follows() -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert table.cursor == 2
+        detail = app.screen.query_one("#detail").render()
+        assert table.selected.path in str(detail)
+        await pilot.press("k")
+        assert table.cursor == 1
+
+
+async def test_hostile_file_stays_text(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "evil-run"
+    run.mkdir(parents=True)
+    hostile = "[bold red]PWNED[/] [@click=app.quit]click me[/] \x1b]52;c;ZXZpbA==\x07 \u202eevil ghp_" + "a1B2" * 9
+    (run / "FAILURE.json").write_text(json.dumps({
+        "failure_type": "agent_failed", "retryable": "true", "next_action": hostile, "role": hostile,
+        "agent": "codex", "exit_code": 1, "stderr_tail": hostile}))
+    app = make_app(tmp_path / "runs")
+    quit_called = []
+    app.action_quit = lambda: quit_called.append(True)  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot, app)
+        shown = str(app.screen.query_one("#detail").render())
+        assert "[@click=app.quit]click me[/]" in shown  # shown literally, not interpreted
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+        assert "\\x1b]52" in shown and "\\u202e" in shown
+        assert "a1B2a1B2a1B2" not in shown
+        await pilot.click("#detail", offset=(10, 5))
+        await pilot.pause()
+        assert not quit_called
+        await pilot.press("c")
+        await pilot.pause()
+        assert "a1B2a1B2" not in app.clipboard and "\x1b" not in app.clipboard
+
+
+async def test_missing_root_is_reported(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "nope")
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.index.root_problems:
+                break
+        await pilot.pause(0.05)
+        assert str(tmp_path / "nope") in app.index.root_problems
+        status = str(app.screen.query_one("#status").render())
+        assert "nope" in status
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+async def test_layout_switches_with_width(size: tuple[int, int]) -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot, app)
+        assert app.screen.has_class("narrow") == (size[0] < 170)
