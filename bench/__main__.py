@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg: dict[str, Any] = {
         "runs": max(1, args.runs if args.runs is not None else (1 if q else 2)),
         "tree_runs": size,
-        "classify_events": 20_000,
+        "classify_events": 5_000 if q else 20_000,
         "writes": 50 if q else 200,
         "mkdirs": 200 if q else 1000,
         "burst": 2000 if q else 20_000,

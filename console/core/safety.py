@@ -205,7 +205,9 @@ _AWS_SECRET_RE = re.compile(
     re.A,
 )
 
-_AUTH_SCHEMES = r"bearer|basic|token|bot|jwt|apikey|api-key|oauth|digest|negotiate|ntlm|aws4-hmac-sha256|sso-key|ssws"
+_AUTH_SCHEMES = (
+    r"bearer|basic|token|bot|jwt|apikey|api-key|oauth|digest|negotiate|ntlm|aws4-hmac-sha256|sso-key|ssws"
+)
 _AUTH_RE = re.compile(
     r"([Aa]" + _B1 + r"(?i:uthorization)[\"']?[ \t]*[:=][ \t]*[\"']?)"
     r"(?:(?P<scheme>(?i:" + _AUTH_SCHEMES + r"))[ \t]+(?P<cred>[^\s\"']+)"

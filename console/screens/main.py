@@ -145,14 +145,14 @@ class MainScreen(Screen[None]):
     # --- actions ------------------------------------------------------------------------
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
-        box.add_class("visible")
-        box.focus()
+        box.display = True  # now, not at the next style pass: keys typed right after '/' belong to the filter
+        self.set_focus(box)
 
     def action_clear(self) -> None:
         box = self.query_one("#filter", Input)
         if box.has_focus or box.value:
             box.value = ""
-            box.remove_class("visible")
+            box.display = False
             self.table.set_filter(lambda f: True)
             self.refresh_status()
         self.table.focus()
@@ -167,8 +167,11 @@ class MainScreen(Screen[None]):
         self.table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("copy_next_action", "open_file"):
-            return self.table.selected is not None
+        if action in ("copy_next_action", "open_file", "gates"):
+            # While the filter prompt is open, letters are text, even typed faster than focus moves.
+            if self.query_one("#filter", Input).display:
+                return False
+            return self.table.selected is not None or action == "gates"
         return True
 
     def action_copy_next_action(self) -> None:
