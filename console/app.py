@@ -19,6 +19,7 @@ from .core.index import Change, FindingIndex
 from .paths import style
 from .screens.gates import GateQueueScreen
 from .screens.main import MainScreen
+from .screens.runs import RunsScreen
 
 
 class TriageApp(App[None]):
@@ -30,6 +31,7 @@ class TriageApp(App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "toggle_help", "Help", id="app.help"),
         Binding("g", "gates", "Gates", show=False, id="app.gates"),
+        Binding("r", "runs", "Runs", show=False, id="app.runs"),
     ]
 
     @dataclass
@@ -107,7 +109,7 @@ class TriageApp(App[None]):
         if problems:
             self.watch_detail = problems
             self.notify(problems, title="Root problem", severity="error", timeout=10)
-        self._main().load(self.index.findings())
+        self._main().load(self.index.rows())
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change
@@ -125,6 +127,10 @@ class TriageApp(App[None]):
         self._main().refresh_status()
 
     # --- helpers for screens --------------------------------------------------------------
+    def full(self, row) -> Finding:
+        """The whole finding behind a table row."""
+        return self.index.finding(row)
+
     def seen(self, finding: Finding) -> tuple[int, int]:
         return self._counts.get(finding.fingerprint or "", (0, 0))
 
@@ -142,7 +148,14 @@ class TriageApp(App[None]):
             if finding_id:
                 self._main().select(finding_id)
 
-        self.push_screen(GateQueueScreen(self.index.findings(), self.clock), chosen)
+        self.push_screen(GateQueueScreen(self.index.rows(), self.clock), chosen)
+
+    def action_runs(self) -> None:
+        def chosen(run: str | None) -> None:
+            if run:
+                self._main().filter_to(f"run:={run}")
+
+        self.push_screen(RunsScreen(self.index.run_summaries()), chosen)
 
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):

@@ -31,7 +31,7 @@ def _roots(roots: tuple[str, ...]) -> list[str]:
 
 
 def _index(roots: tuple[str, ...]) -> FindingIndex:
-    index = FindingIndex(_roots(roots))
+    index = FindingIndex(_roots(roots), keep_findings=True)
     index.scan()
     return index
 
@@ -257,6 +257,25 @@ def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None =
     from .app import run_app
 
     run_app(_roots(roots), poll=poll)
+
+
+@main.command("demo")
+@click.option("--interval", type=float, default=4.0, show_default=True, help="Seconds between simulated failures.")
+def demo_cmd(interval: float) -> None:
+    """Open the console on a scratch copy of the sample runs while a simulated pipeline writes into it."""
+    import shutil
+
+    from .app import run_app
+    from .demo import Simulator, scratch_copy
+
+    root = scratch_copy()
+    simulator = Simulator(root, interval=interval)
+    simulator.start()
+    try:
+        run_app([str(root)])
+    finally:
+        simulator.stop()
+        shutil.rmtree(root.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -48,7 +48,11 @@ class MonitorStatus:
 
 
 def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]], list[str]]:
-    """(root, rel) -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed."""
+    """(root, rel) -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed.
+
+    Plain ``os.scandir`` recursion: one directory read and one ``lstat`` per tracked file,
+    no symlink followed, dot-directories skipped as the scan skips them.
+    """
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     missing: list[str] = []
     for root in index.roots:
@@ -59,18 +63,25 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
         except OSError:
             missing.append(root)
             continue
-        root_len = len(root) + 1
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-            depth = 0 if dirpath == root else dirpath[root_len:].count(os.sep) + 1
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
-            prefix = "" if depth == 0 else dirpath[root_len:].replace(os.sep, "/") + "/"
-            for name in filenames:
-                if is_tracked(name):
+        stack: list[tuple[str, str, int]] = [(root, "", 0)]
+        while stack:
+            path, prefix, depth = stack.pop()
+            try:
+                entries = os.scandir(path)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    name = entry.name
                     try:
-                        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                        if entry.is_dir(follow_symlinks=False):
+                            if depth < MAX_DEPTH and not name.startswith("."):
+                                stack.append((entry.path, prefix + name + "/", depth + 1))
+                        elif is_tracked(name):
+                            st = entry.stat(follow_symlinks=False)
+                            seen[(root, prefix + name)] = (st.st_size, st.st_mtime_ns)
                     except OSError:
                         continue
-                    seen[(root, prefix + name)] = (st.st_size, st.st_mtime_ns)
     return seen, missing
 
 
@@ -78,11 +89,14 @@ def reconcile(index: FindingIndex) -> tuple[Change, list[str]]:
     """Compare a fresh listing with the index; apply exactly the differences."""
     seen, missing = listing(index)
     known = index.file_stats()
-    changed = [os.path.join(root, rel) for key, st in seen.items() if known.get(key) != st for root, rel in (key,)]
-    gone = [os.path.join(root, rel) for (root, rel) in known if (root, rel) not in seen]
+    changed = [os.path.join(root, rel) for (root, rel), st in seen.items() if known.pop((root, rel), None) != st]
+    gone = [os.path.join(root, rel) for (root, rel) in known]  # known, but no longer listed
     if not changed and not gone:
         return Change(), missing
     return index.apply(changed + gone), missing
+
+
+POLL_DUTY = 0.2  # polling never takes more than this share of a core: slow listings stretch the period
 
 
 class RunMonitor:
@@ -180,9 +194,13 @@ class RunMonitor:
         self._set_status("degraded", f"{why}; polling every {self.reconcile_interval:g} s instead")
 
     def _poll_loop(self) -> None:
-        while not self._stop.wait(self.reconcile_interval):
+        wait = self.reconcile_interval
+        while not self._stop.wait(wait):
+            started = time.thread_time()
             change, missing = reconcile(self.index)
             self._emit(change)
+            cost = time.thread_time() - started
+            wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
             if self.poll:
                 self._set_status("polling", f"polling every {self.poll:g} s", missing)
             elif self.status.mode == "degraded" and missing != list(self.status.missing_roots):
@@ -206,16 +224,14 @@ class RunMonitor:
                     break
                 if raw == "stop":
                     return
-                new_dirs = False
                 if isinstance(raw, set) and raw:
-                    paths = {path for _kind, path in raw if _wanted(path)}
-                    change = self.index.apply(paths)
-                    new_dirs = any(kind == 1 and os.path.isdir(path) for kind, path in raw)
-                    self._emit(change)
+                    # A new directory's path is in the batch: apply() lists it, which catches files
+                    # written before its watch existed, so no full reconciliation is needed for that.
+                    self._emit(self.index.apply({path for _kind, path in raw if _wanted(path)}))
                 now = time.monotonic()
                 roots_changed = any(os.path.isdir(r) == (r in missing) for r in self.index.roots)
-                if new_dirs or roots_changed or now - last_reconcile >= self.reconcile_interval:
-                    # A new directory's first files may predate its watch; a vanished root needs saying.
+                if roots_changed or now - last_reconcile >= self.reconcile_interval:
+                    # Catch what events missed (queue overflow); a vanished root needs saying.
                     change, now_missing = reconcile(self.index)
                     self._emit(change)
                     last_reconcile = now
@@ -253,7 +269,7 @@ def run_jsonl(roots: list[str], *, poll: float | None = None, out=None) -> int:
             except BrokenPipeError:
                 done.set()
 
-    index = FindingIndex(roots)
+    index = FindingIndex(roots, keep_findings=True)
     ready = threading.Event()
     early: list[dict] = []
 
@@ -268,9 +284,11 @@ def run_jsonl(roots: list[str], *, poll: float | None = None, out=None) -> int:
             emit(obj)
 
     def on_change(change: Change) -> None:
-        for kind, findings in (("removed", change.removed), ("added", change.added), ("changed", change.changed)):
-            for finding in findings:
-                emit({"event": kind, "finding": finding.to_json()})
+        for row in change.removed:
+            emit({"event": "removed", "finding": row.to_json()})
+        for kind, rows in (("added", change.added), ("changed", change.changed)):
+            for row in rows:
+                emit({"event": kind, "finding": index.finding(row).to_json()})
 
     def on_status(status: MonitorStatus) -> None:
         (emit if ready.is_set() else early.append)({"event": "status", "mode": status.mode, "detail": status.detail, "missing_roots": list(status.missing_roots)})

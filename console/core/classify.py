@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from . import taxonomy as tx
+from .literals import literals, lower_pattern
 
 RULESET_VERSION = "2026.11.2"
 FINGERPRINT_VERSION = 1
@@ -34,8 +35,9 @@ class Rule:
     failure_type: str | None
     kind: str | None
     confidence: float
-    pattern: re.Pattern[str] | None = None
+    pattern: re.Pattern[str] | None = None  # compiled lower-case: it runs on lower-cased text
     doc: str = ""
+    needles: tuple[str, ...] | None = None  # one of these occurs in every match (None: always run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +164,8 @@ EXIT_RULES: dict[int, tuple[str, str, str]] = {
 
 
 def _r(rule_id: str, failure_type: str, kind: str, confidence: float, pattern: str, doc: str = "") -> Rule:
-    return Rule(rule_id, failure_type, kind, confidence, re.compile(pattern, re.IGNORECASE | re.MULTILINE), doc)
+    lowered = lower_pattern(pattern)
+    return Rule(rule_id, failure_type, kind, confidence, re.compile(lowered, re.MULTILINE), doc, literals(lowered))
 
 
 # Message rules, most specific first. Each names what it recognises.
@@ -192,7 +195,8 @@ MESSAGE_RULES: tuple[Rule, ...] = (
        r"do you (really )?want to (perform|apply|continue|proceed)|only 'yes' will be accepted|"
        r"destructive (migration|change|operation|action)|data loss|will be (dropped|destroyed|deleted)|"
        r"needs? (human |explicit )?(approval|confirmation)|"
-       r"(credential|secret|passphrase|password)s? (is |are )?(required|needed|missing)|enter (the )?(passphrase|password|secret)|"
+       r"credentials? (is |are )?(required|needed|missing)|secrets? (is |are )?(required|needed|missing)|"
+       r"passphrases? (is |are )?(required|needed|missing)|passwords? (is |are )?(required|needed|missing)|enter (the )?(passphrase|password|secret)|"
        r"protected branch|force[- ]push|one-time password|\beotp\b|\b\w*token\w* is not set|"
        r"paste (a|an|the) [^\n]{0,40}(token|key|password)|\(input hidden\)"),
     _r("msg.remote", "remote_unreachable", "tool", 0.9,
@@ -212,7 +216,8 @@ MESSAGE_RULES: tuple[Rule, ...] = (
        r"insufficient_quota|exceeded your current quota"),
     _r("msg.llm_api", "agent_failed", "tool", 0.85,
        r"rate_limit_error|ratelimiterror|overloaded(_error)?|\b529\b|anthropic|openai|"
-       r"(model|api|llm)[^\n]{0,40}(\b429\b|rate[ _]limit|too many requests)|"
+       r"model[^\n]{0,40}(\b429\b|rate[ _]limit|too many requests)|api[^\n]{0,40}(\b429\b|rate[ _]limit|too many requests)|"
+       r"llm[^\n]{0,40}(\b429\b|rate[ _]limit|too many requests)|"
        r"\b50[234]\b[^\n]{0,40}(bad gateway|service unavailable|gateway time-?out)|service unavailable|"
        r"internal_?server_?error|apiconnectionerror|api_error|econnreset|socket hang up"),
     _r("msg.registry_rate_limit", "remote_unreachable", "tool", 0.8,
@@ -359,12 +364,16 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         return _result(event, "unclear_plan", "validation", 0.9, "structured.stage_readiness", "stage=readiness",
                        ["failed in the readiness stage: the plan documents are not enough"])
 
+    lowered = message.lower()
+    source = message if len(lowered) == len(message) else lowered  # positions line up for evidence
     for rule in MESSAGE_RULES:
         assert rule.pattern is not None
-        match = rule.pattern.search(message)
+        if rule.needles is not None and not any(needle in lowered for needle in rule.needles):
+            continue
+        match = rule.pattern.search(lowered)
         if match:
-            return _result(event, rule.failure_type, rule.kind, rule.confidence, rule.id, _tail(match.group(0), 80),
-                           [_line_of(message, match.start(), match.end())])
+            return _result(event, rule.failure_type, rule.kind, rule.confidence, rule.id,
+                           _tail(source[match.start():match.end()], 80), [_line_of(source, match.start(), match.end())])
     last = next((line for line in reversed(message.splitlines()) if line.strip()), "")
     return _result(event, DEFAULT_RULE.failure_type, DEFAULT_RULE.kind, DEFAULT_RULE.confidence, DEFAULT_RULE.id, "",
                    [f"no rule matched; last line: {_tail(last)}" if last else "no rule matched; empty output"])

@@ -10,7 +10,8 @@ node history.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -84,11 +85,91 @@ class Finding(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+_NO_DETAILS: dict[str, Any] = {}
+
+
+@dataclass(slots=True, eq=True)
+class Row:
+    """What the live index keeps of a finding: enough to list, sort, filter, count and derive.
+
+    A few hundred bytes instead of a full ``Finding``; ``FindingIndex.finding`` re-reads the
+    file and applies this row's derived fields to give the full finding back. ``warnings``,
+    ``evidence`` and ``details`` hold only what the run-level derivation added.
+    """
+
+    id: str
+    root: str
+    path: str
+    run: str
+    node: str | None
+    format: str
+    status: str
+    error: str | None
+    taxonomy: str
+    class_: str
+    route: str
+    retryable: bool | None
+    confidence: float | None
+    gate: str | None
+    time: str | None
+    fingerprint: str | None
+    rule: str | None
+    attempt: int | None
+    agent: str | None
+    phase: str | None
+    size: int
+    mtime_ns: int
+    superseded_by: str | None = None
+    next_action: str | None = None  # set only when the derivation replaced the file's own
+    warnings: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    details: dict[str, Any] = field(default_factory=lambda: _NO_DETAILS)
+
+    @classmethod
+    def of(cls, f: Finding) -> "Row":
+        intern = sys.intern
+        return cls(f.id, f.root, f.path, intern(f.run), f.node, intern(f.format), intern(f.status), f.error,
+                   intern(f.taxonomy), intern(f.class_), intern(f.route), f.retryable, f.confidence, f.gate, f.time,
+                   f.fingerprint, f.rule, f.attempt, f.agent, f.phase, f.size, f.mtime_ns)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row's fields under the finding's JSON names (for findings whose file is gone)."""
+        return {"id": self.id, "root": self.root, "path": self.path, "run": self.run, "node": self.node,
+                "format": self.format, "status": self.status, "error": self.error, "taxonomy": self.taxonomy,
+                "class": self.class_, "route": self.route, "retryable": self.retryable, "confidence": self.confidence,
+                "gate": self.gate, "fingerprint": self.fingerprint, "time": self.time, "superseded_by": self.superseded_by}
+
+    def model_copy(self, *, update: dict[str, Any]) -> "Row":
+        return replace(self, **update)
+
+    def apply_to(self, base: Finding) -> Finding:
+        """The full finding: the file's own, with what the run-level derivation decided.
+
+        If the file changed since the row was made (the index has not caught up yet), the
+        derivation belongs to the old content: the file's own finding is returned as it is.
+        """
+        if (base.size, base.mtime_ns) != (self.size, self.mtime_ns):
+            return base
+        update: dict[str, Any] = {
+            "taxonomy": self.taxonomy, "class_": self.class_, "route": self.route, "gate": self.gate,
+            "confidence": self.confidence, "rule": self.rule, "superseded_by": self.superseded_by,
+        }
+        if self.next_action is not None:
+            update["next_action"] = self.next_action
+        if self.warnings:
+            update["warnings"] = [*base.warnings, *self.warnings]
+        if self.evidence:
+            update["evidence"] = [*base.evidence, *self.evidence]
+        if self.details:
+            update["details"] = {**base.details, **self.details}
+        return base.model_copy(update=update)
+
+
 @dataclass(slots=True)
 class Entry:
     """A base finding and what the run-level derivation needs from its file."""
 
-    finding: Finding
+    finding: Any  # a Finding while loading; a Row inside the live index
     group: tuple[str, ...] | None = None  # history group inside the run
     order: tuple[Any, ...] = ()  # sort key inside the group (attempt, time)
     node_input: dict[str, Any] | None = None  # raw event fields for the F1-F6 rules

@@ -89,24 +89,29 @@ def _latest_streak(classes: list[str | None]) -> tuple[str | None, int]:
     return last, count
 
 
-def _escalate(finding: Finding, reason: str, evidence: Iterable[Evidence] = ()) -> Finding:
+def _escalate(finding: Any, reason: str, evidence: Iterable[Evidence] = ()) -> Any:
     """Raise an escalation gate over a finding whose own file would allow more retries."""
     gate = finding.gate if finding.gate in ("hold", "confirm", "clarify", "worktree") else "escalation"
     return finding.model_copy(update={
         "gate": gate,
         "route": "human",
-        "warnings": finding.warnings + [f"escalated: {reason}"],
-        "evidence": finding.evidence + list(evidence),
-        "details": finding.details | {"escalation": reason},
+        "warnings": (*finding.warnings, f"escalated: {reason}"),
+        "evidence": (*finding.evidence, *evidence),
+        "details": {**finding.details, "escalation": reason},
     })
 
 
 def derive_run(entries: list[Entry], stage_history: list[StageEntry] | None = None,
-               node_history: list[Mapping[str, Any]] | None = None) -> list[Finding]:
-    """Final findings of one run from its base entries and histories."""
+               node_history: list[Mapping[str, Any]] | None = None) -> list[Any]:
+    """Final findings of one run from its base entries and histories.
+
+    Works on full ``Finding`` objects and on the index's compact ``Row`` objects alike: it
+    reads the fields both have and replaces them with ``model_copy``; lists it extends are
+    concatenated, so on a Row they hold only what the derivation added.
+    """
     stage_history = stage_history or []
     node_history = node_history or []
-    findings: dict[str, Finding] = {e.finding.path: e.finding for e in entries}
+    findings: dict[str, Any] = {e.finding.path: e.finding for e in entries}
 
     # 1. F1-F6 over raw events that carry their node.
     for entry in entries:
@@ -118,8 +123,8 @@ def derive_run(entries: list[Entry], stage_history: list[StageEntry] | None = No
         f = findings[entry.finding.path]
         ev = [Evidence(text=text, source=f"failure-classifier rule {verdict.rule}") for text in verdict.evidence]
         update: dict[str, Any] = {
-            "evidence": f.evidence + ev,
-            "details": f.details | {"classifier": {"class": verdict.f_class, "rule": verdict.rule,
+            "evidence": (*f.evidence, *ev),
+            "details": {**f.details, "classifier": {"class": verdict.f_class, "rule": verdict.rule,
                                                    "confidence": verdict.confidence,
                                                    "recommended_action": verdict.action}},
         }
@@ -183,7 +188,7 @@ def derive_run(entries: list[Entry], stage_history: list[StageEntry] | None = No
     return list(findings.values())
 
 
-def _derive_phase(members: list[Entry], findings: dict[str, Finding]) -> None:
+def _derive_phase(members: list[Entry], findings: dict[str, Any]) -> None:
     """Orchestrator budgets for one phase: per class, per phase, and the same-class ceiling."""
     latest_by_agent: dict[Any, Entry] = {}
     for entry in members:

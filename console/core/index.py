@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import reading
-from .findings import Entry, Finding, load_entry, problem_entry
+from .findings import Entry, Finding, Row, load_entry, problem_entry
 from .history import StageEntry, derive_run, parse_stage_md
 
 STAGE_MD = "STAGE.md"
@@ -45,7 +45,8 @@ class RunState:
     history: list[dict[str, Any]] = field(default_factory=list)
     aux: dict[str, Entry] = field(default_factory=dict)  # STAGE.md / history.jsonl problems, shown as findings
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
-    findings: dict[str, Finding] = field(default_factory=dict)
+    findings: dict[str, Row] = field(default_factory=dict)  # the derived rows, what queries see
+    full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
 
     def derive(self) -> None:
         final = derive_run(list(self.entries.values()), self.stage, self.history)
@@ -58,9 +59,9 @@ class RunState:
 class Change:
     """What one ``apply`` did to the findings."""
 
-    added: tuple[Finding, ...] = ()
-    changed: tuple[Finding, ...] = ()
-    removed: tuple[Finding, ...] = ()
+    added: tuple[Row, ...] = ()
+    changed: tuple[Row, ...] = ()
+    removed: tuple[Row, ...] = ()
     files_read: int = 0
 
     def __bool__(self) -> bool:
@@ -68,17 +69,48 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
-class RootProblem:
+class RunSummary:
+    """One run at a glance: its state and latest activity."""
+
     root: str
-    error: str
+    run: str
+    state: str  # "waiting" (on a human), "failed", "running", "resolved"
+    findings: int
+    gates: int
+    failures: int
+    problems: int
+    last_activity: str | None
+
+
+def run_state(state: RunState) -> RunSummary:
+    current = [f for f in state.findings.values() if not f.superseded_by]
+    gates = sum(1 for f in current if f.gate)
+    failures = sum(1 for f in current if f.status == "ok" and f.route != "none")
+    problems = sum(1 for f in current if f.status != "ok")
+    last_stage = state.stage[-1].status.lower() if state.stage and state.stage[-1].status else None
+    if gates:
+        label = "waiting"
+    elif failures:
+        label = "failed"
+    elif last_stage in (None, "ok", "done", "passed", "success") and not problems:
+        label = "resolved"
+    else:
+        label = "running"
+    times = [f.time for f in state.findings.values() if f.time] + [e.time for e in state.stage if e.time]
+    return RunSummary(state.root, state.run, label, len(state.findings), gates, failures, problems,
+                      max(times) if times else None)
 
 
 class FindingIndex:
     """Findings of every run under the roots, kept current incrementally. Thread-safe."""
 
-    def __init__(self, roots: Iterable[str | os.PathLike[str]], *, max_bytes: int = reading.DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, roots: Iterable[str | os.PathLike[str]], *, max_bytes: int = reading.DEFAULT_MAX_BYTES,
+                 keep_findings: bool = False) -> None:
         self.roots = [os.path.abspath(os.fspath(r)) for r in roots]
         self.max_bytes = max_bytes
+        # Keeping every full Finding costs several KB each; the live console keeps compact rows
+        # and re-reads a file when it needs the whole finding. One-shot commands keep them.
+        self.keep_findings = keep_findings
         self.runs: dict[tuple[str, str], RunState] = {}
         self.root_problems: dict[str, str] = {}
         self.files_read = 0
@@ -110,7 +142,7 @@ class FindingIndex:
         if aux:
             state.aux.pop(rel, None)
             if read.status != "ok":
-                state.aux[rel] = problem_entry(root, rel, read)
+                state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read))
                 if name == STAGE_MD:
                     state.stage = []
                 else:
@@ -121,13 +153,23 @@ class FindingIndex:
             else:
                 state.history = _parse_history(read.raw or b"")
             return
-        state.entries[rel] = load_entry(root, rel, read)
+        state.entries[rel] = self._compact(state, rel, load_entry(root, rel, read))
+
+    def _compact(self, state: RunState, rel: str, entry: Entry) -> Entry:
+        if self.keep_findings:
+            if state.full is None:
+                state.full = {}
+            state.full[rel] = entry.finding
+        entry.finding = Row.of(entry.finding)
+        return entry
 
     def _forget(self, state: RunState, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1]
         state.entries.pop(rel, None)
         state.aux.pop(rel, None)
         state.stats.pop(rel, None)
+        if state.full is not None:
+            state.full.pop(rel, None)
         if name == STAGE_MD:
             state.stage = []
         elif name == HISTORY_JSONL:
@@ -204,7 +246,7 @@ class FindingIndex:
         """Bring the index up to date for changed paths (files or directories, present or gone)."""
         with self._lock:
             touched: dict[tuple[str, str], RunState] = {}
-            before: dict[tuple[str, str], dict[str, Finding]] = {}
+            before: dict[tuple[str, str], dict[str, Row]] = {}
             reads_before = self.files_read
             for path in paths:
                 located = self.locate(path)
@@ -219,9 +261,9 @@ class FindingIndex:
                 elif key not in before:
                     before[key] = {}
                 self._refresh_path(root, rel, touched)
-            added: list[Finding] = []
-            changed: list[Finding] = []
-            removed: list[Finding] = []
+            added: list[Row] = []
+            changed: list[Row] = []
+            removed: list[Row] = []
             for key, state in touched.items():
                 state.derive()
                 old = before.get(key, {})
@@ -294,21 +336,50 @@ class FindingIndex:
             self._forget(state, known)
 
     # --- queries --------------------------------------------------------------------
-    def findings(self) -> list[Finding]:
+    def rows(self) -> list[Row]:
+        """Every finding as a compact row (what lists, tables and counts need)."""
         with self._lock:
-            out = [f for state in self.runs.values() for f in state.findings.values()]
-        out.sort(key=lambda f: (f.root, f.run, f.path))
+            out = [row for state in self.runs.values() for row in state.findings.values()]
+        out.sort(key=lambda r: (r.root, r.run, r.path))
         return out
+
+    def finding(self, row: Row) -> Finding:
+        """The full finding behind a row: the file's own (kept, or read again) plus the derived fields."""
+        state = self.runs.get((row.root, row.run))
+        base = state.full.get(row.path) if state is not None and state.full is not None else None
+        if base is None:
+            try:
+                if row.path.rsplit("/", 1)[-1] in (STAGE_MD, HISTORY_JSONL):  # only problems of these are findings
+                    base = problem_entry(row.root, row.path, reading.read_text(row.root, row.path, max_bytes=self.max_bytes)).finding
+                else:
+                    read = reading.read_json(row.root, row.path, max_bytes=self.max_bytes)
+                    base = load_entry(row.root, row.path, read).finding
+            except FileNotFoundError:
+                return Finding(id=row.id, root=row.root, path=row.path, run=row.run, node=row.node, format=row.format,
+                               status="error", error="the file is gone", taxonomy="console", class_="unreadable",
+                               route="none", size=row.size, mtime_ns=row.mtime_ns)
+        return row.apply_to(base)
+
+    def findings(self) -> list[Finding]:
+        """Every finding in full (re-reading files unless the index keeps findings)."""
+        return [self.finding(row) for row in self.rows()]
 
     def get(self, ref: str) -> Finding | None:
         """A finding by id, by path relative to a root, or by absolute path."""
         with self._lock:
             located = self.locate(ref) if os.path.isabs(ref) else None
             for state in self.runs.values():
-                for finding in state.findings.values():
-                    if finding.id == ref or finding.path == ref or (located and located == (finding.root, finding.path)):
-                        return finding
+                for row in state.findings.values():
+                    if row.id == ref or row.path == ref or (located and located == (row.root, row.path)):
+                        return self.finding(row)
         return None
+
+    def run_summaries(self) -> list[RunSummary]:
+        """Every run with its state, newest activity first."""
+        with self._lock:
+            out = [run_state(state) for state in self.runs.values()]
+        out.sort(key=lambda r: (r.last_activity or "", r.run), reverse=True)
+        return out
 
     def file_stats(self) -> dict[tuple[str, str], tuple[int, int]]:
         """(root, rel) -> (size, mtime_ns) of every file the index has read."""

@@ -1,7 +1,7 @@
 """The filter language of the console's ``/`` prompt.
 
 Space-separated terms, all of which must match: ``route:human``, ``class:F5``,
-``gate:confirm`` (``gate:*`` any gate), ``run:orders``, ``format:raw``,
+``gate:confirm`` (``gate:*`` any gate), ``run:orders`` (``run:=NAME`` exactly), ``format:raw``,
 ``status:error``; any other word matches the run, node, path, class or next
 action, case-insensitively.
 """
@@ -24,6 +24,8 @@ def parse_filter(query: str) -> Callable[[Finding], bool]:
         if sep and field in FIELDS:
             if field == "gate" and value in ("*", "any", "yes"):
                 tests.append(lambda f: f.gate is not None and f.superseded_by is None)
+            elif field == "run" and value.startswith("="):
+                tests.append(lambda f, v=value[1:]: f.run.lower() == v)
             elif field == "run":
                 tests.append(lambda f, v=value: v in f.run.lower())
             elif field == "node":

@@ -32,6 +32,7 @@ class MainScreen(Screen[None]):
         Binding("slash", "filter", "Filter", id="main.filter"),
         Binding("escape", "clear", "Clear", show=False, id="main.clear"),
         Binding("g", "app.gates", "Gates", id="main.gates"),
+        Binding("r", "app.runs", "Runs", id="main.runs"),
         Binding("c", "copy_next_action", "Copy action", id="main.copy"),
         Binding("o", "open_file", "Open file", id="main.open"),
         Binding("tab", "app.focus_next", "Next pane", show=False),
@@ -71,6 +72,7 @@ class MainScreen(Screen[None]):
         self.table.set_findings(findings)
         self.refresh_status()
         self.show_detail(self.table.selected)
+        self.refresh_bindings()  # copy/open become possible once there is a selection
 
     def apply_change(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
         now = time.time()
@@ -116,13 +118,14 @@ class MainScreen(Screen[None]):
         if finding is None:
             body.update(Text("No findings." if not self.table.rows else "Select a finding."))
             return
-        seen = self.app.seen(finding) if hasattr(self.app, "seen") else (0, 0)
-        history = self.app.history_of(finding) if hasattr(self.app, "history_of") else []
-        body.update(detail_text(finding, seen, history))
+        seen = self.app.seen(finding)
+        history = self.app.history_of(finding)
+        body.update(detail_text(self.app.full(finding), seen, history))
 
     @on(FindingTable.CursorMoved)
     def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
         self.show_detail(event.finding)
+        self.refresh_bindings()
 
     @on(FindingTable.FindingSelected)
     def _selected(self, event: FindingTable.FindingSelected) -> None:
@@ -157,6 +160,15 @@ class MainScreen(Screen[None]):
             self.refresh_status()
         self.table.focus()
 
+    def filter_to(self, query: str) -> None:
+        """Show the filter prompt with this query applied."""
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.value = query
+        self.table.set_filter(parse_filter(query))
+        self.refresh_status()
+        self.table.focus()
+
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.table.set_filter(parse_filter(event.value))
@@ -175,7 +187,7 @@ class MainScreen(Screen[None]):
         return True
 
     def action_copy_next_action(self) -> None:
-        finding = self.table.selected
+        finding = self.app.full(self.table.selected) if self.table.selected is not None else None
         if finding is None or not finding.next_action:
             self.notify("This finding has no next action.", severity="warning")
             return
