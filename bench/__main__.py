@@ -21,7 +21,7 @@ from typing import Any
 from . import gen
 from .util import progress, r, ratio
 
-SECTIONS = ("classify", "ls_10k", "one_change", "cold_100k", "latency", "mkdir_burst", "burst_20k", "idle_cpu")
+SECTIONS = ("classify", "ls_10k", "one_change", "cold_100k", "latency", "mkdir_burst", "burst_20k", "idle_cpu", "ui")
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -138,7 +138,10 @@ def goals(res: dict[str, Any]) -> dict[str, Any]:
         "idle_inotify_cpu_pct_le_1": (g("idle_cpu", "inotify_cpu_pct"), lambda v: v <= 1.0),
         "idle_poll_1s_cpu_pct_le_20": (g("idle_cpu", "poll_1s_cpu_pct"), lambda v: v <= 20.0),
     }
-    return {name: {"value": v, "met": check(v, ok)} for name, (v, ok) in rows.items()}
+    out = {name: {"value": v, "met": check(v, ok)} for name, (v, ok) in rows.items()}
+    ui = res.get("ui")
+    out.update(ui.get("goals", {}) if isinstance(ui, dict) else {})
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(worker(group, dict(cfg, tree=trees.small())))
             elif name == "cold_100k":
                 results[name] = cold_section(trees, cfg["runs"])
+            elif name == "ui":
+                results.update(worker([name], dict(cfg, quick=q, tree=trees.small(), tree_big=trees.large())))
             elif name == "idle_cpu":
                 results.update(worker([name], dict(cfg, tree=trees.small())))
             else:

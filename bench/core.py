@@ -68,12 +68,13 @@ def section_classify(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, An
 # --- ls_10k ---------------------------------------------------------------------------
 
 def _scan(root: str):
+    """The live index as the console builds it: every file read, classified and derived, kept as rows."""
     from console.core.index import FindingIndex
 
     index = FindingIndex([root])
     index.scan()
-    findings = index.findings()
-    return index, findings
+    rows = index.rows()
+    return index, rows
 
 
 def section_ls_10k(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def section_ls_10k(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]
         gc.collect()
         t, (index, findings) = timed(lambda: _scan(root))
         i_times.append(t)
-        progress(f"ls_10k: run {k + 1}/{runs}: index scan + findings() {t:.2f} s, {len(findings)} findings")
+        progress(f"ls_10k: run {k + 1}/{runs}: index scan + rows() {t:.2f} s, {len(findings)} findings")
         gc.collect()
         t, (naive_files, naive_bad, kept) = timed(lambda: naive_load(root, keep=True))
         del kept

@@ -324,7 +324,7 @@ def section_mkdir_burst(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str,
         if index is not None:
             names = {os.path.basename(os.path.dirname(p)) for p in paths}
             # findings() waits for the index lock: this snapshot starts at 1 s but may complete later
-            res["index_findings_snapshot_from_1s"] = sum(1 for f in index.findings() if f.run in names and f.path.endswith("/FAILURE.json"))
+            res["index_findings_snapshot_from_1s"] = sum(1 for f in index.rows() if f.run in names and f.path.endswith("/FAILURE.json"))
             res["index_snapshot_done_after_last_write_s"] = r(time.monotonic() - t_last, 3)
         all_in = tracker.wait_all(paths, timeout)
         times = tracker.times(paths)
@@ -335,7 +335,7 @@ def section_mkdir_burst(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str,
         res["time_to_all_after_first_write_s"] = r(max(times) - t_first, 3) if all_in else None
         if index is not None:
             names = {os.path.basename(os.path.dirname(p)) for p in paths}
-            res["index_findings_in_the_end"] = sum(1 for f in index.findings() if f.run in names and f.path.endswith("/FAILURE.json"))
+            res["index_findings_in_the_end"] = sum(1 for f in index.rows() if f.run in names and f.path.endswith("/FAILURE.json"))
         return res
 
     tracker = Tracker()

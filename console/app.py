@@ -7,10 +7,10 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Iterable
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
@@ -61,6 +61,22 @@ class TriageApp(App[None]):
         self.watch_detail = ""
         self.monitor = None
         self._counts: dict[str, tuple[int, int]] = {}
+
+    def get_system_commands(self, screen) -> Iterable[SystemCommand]:
+        """Every console action in the command palette (ctrl+p), beside Textual's own."""
+        yield from super().get_system_commands(screen)
+        main = self._main() if any(isinstance(s, MainScreen) for s in self.screen_stack) else None
+        yield SystemCommand("Gates", "Everything waiting for a person, oldest first (g)", self.action_gates)
+        yield SystemCommand("Runs", "Every run with its state, newest activity first (r)", self.action_runs)
+        if main is not None:
+            yield SystemCommand("Filter", "Filter findings: words, route:, class:, gate:, run: (/)", main.action_filter)
+            yield SystemCommand("Clear filter", "Show every finding again (escape)", main.action_clear)
+            yield SystemCommand("Sort", "Cycle the sort column (s)", main.table.action_cycle_sort)
+            yield SystemCommand("Copy next action", "Copy the selected finding's next action (c)", main.action_copy_next_action)
+            yield SystemCommand("Open file", "Open the selected finding's file in $PAGER (o)", main.action_open_file)
+            for gate in ("confirm", "escalation", "hold", "resume", "worktree", "clarify"):
+                yield SystemCommand(f"Show {gate} gates", f"Filter to findings with a {gate} gate",
+                                    lambda g=gate: main.filter_to(f"gate:{g}"))
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())

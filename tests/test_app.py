@@ -118,3 +118,50 @@ async def test_layout_switches_with_width(size: tuple[int, int]) -> None:
     async with app.run_test(size=size) as pilot:
         await wait_loaded(pilot, app)
         assert app.screen.has_class("narrow") == (size[0] < 170)
+
+
+async def test_runs_screen_filters_to_a_run() -> None:
+    from console.screens.runs import RunsScreen
+
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        states = {r.run: r.state for r in app.screen.runs}
+        assert states["2026-11-27-jp013-readme-refresh"] == "resolved"
+        assert states["r-20261128-1730-payments-webhooks"] == "waiting"
+        first = app.screen.runs[0].run
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert table.rows and all(f.run == first for f in table.rows)
+
+
+async def test_command_palette_lists_console_actions() -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot, app)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Gates", "Runs", "Filter", "Sort", "Copy next action", "Open file", "Show hold gates"} <= titles
+
+
+async def test_live_change_adds_a_marked_row(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    (root / "r1").mkdir(parents=True)
+    (root / "r1" / "FAILURE.json").write_text(json.dumps({"failure_type": "test_failed", "retryable": "true"}))
+    app = TriageApp([str(root)], monitor=True, clock=lambda: FROZEN)
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        (root / "r2").mkdir()
+        (root / "r2" / "FAILURE.json").write_text(json.dumps({
+            "failure_type": "confirmation_required", "retryable": "false", "role": "deploy"}))
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if len(table.rows) == 2:
+                break
+        assert {f.run for f in table.rows} == {"r1", "r2"}
+        new = next(f for f in table.rows if f.run == "r2")
+        assert new.id in table._new and new.gate == "confirm"
+        assert any("Waiting for a person" in (n.title or "") for n in app._notifications)

@@ -192,3 +192,20 @@ def test_watch_jsonl_cli(root: Path) -> None:
         assert proc.wait(5) == 0
     finally:
         proc.kill()
+
+
+def test_inotify_limit_falls_back_to_polling_and_says_so(root: Path, monkeypatch) -> None:
+    import errno
+
+    import console.monitor as monitor
+
+    def exhausted(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "OS file watch limit reached")
+
+    monkeypatch.setattr(monitor, "RustNotify", exhausted)
+    with Live(root) as live:
+        assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
+        assert "inotify watch limit" in live.statuses[-1].detail and "polling" in live.statuses[-1].detail
+        live.monitor.reconcile_interval = 0.1
+        write_json(root / "run-z" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-z/FAILURE.json" in live.paths(), timeout=5)

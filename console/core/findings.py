@@ -88,6 +88,11 @@ class Finding(BaseModel):
 _NO_DETAILS: dict[str, Any] = {}
 
 
+def _intern(value: str | None) -> str | None:
+    """Share the many repeats of short names (runs, roles, agents, classes) between rows."""
+    return sys.intern(value) if value is not None and len(value) <= 200 else value
+
+
 @dataclass(slots=True, eq=True)
 class Row:
     """What the live index keeps of a finding: enough to list, sort, filter, count and derive.
@@ -119,6 +124,7 @@ class Row:
     phase: str | None
     size: int
     mtime_ns: int
+    sha256: str | None
     superseded_by: str | None = None
     next_action: str | None = None  # set only when the derivation replaced the file's own
     warnings: tuple[str, ...] = ()
@@ -127,17 +133,18 @@ class Row:
 
     @classmethod
     def of(cls, f: Finding) -> "Row":
-        intern = sys.intern
-        return cls(f.id, f.root, f.path, intern(f.run), f.node, intern(f.format), intern(f.status), f.error,
-                   intern(f.taxonomy), intern(f.class_), intern(f.route), f.retryable, f.confidence, f.gate, f.time,
-                   f.fingerprint, f.rule, f.attempt, f.agent, f.phase, f.size, f.mtime_ns)
+        return cls(f.id, f.root, f.path, _intern(f.run), _intern(f.node), _intern(f.format), _intern(f.status), f.error,
+                   _intern(f.taxonomy), _intern(f.class_), _intern(f.route), f.retryable, f.confidence, _intern(f.gate),
+                   f.time, f.fingerprint, _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase), f.size,
+                   f.mtime_ns, f.sha256)
 
     def to_json(self) -> dict[str, Any]:
         """The row's fields under the finding's JSON names (for findings whose file is gone)."""
         return {"id": self.id, "root": self.root, "path": self.path, "run": self.run, "node": self.node,
                 "format": self.format, "status": self.status, "error": self.error, "taxonomy": self.taxonomy,
                 "class": self.class_, "route": self.route, "retryable": self.retryable, "confidence": self.confidence,
-                "gate": self.gate, "fingerprint": self.fingerprint, "time": self.time, "superseded_by": self.superseded_by}
+                "gate": self.gate, "fingerprint": self.fingerprint, "time": self.time, "superseded_by": self.superseded_by,
+                "sha256": self.sha256, "size": self.size, "mtime_ns": self.mtime_ns}
 
     def model_copy(self, *, update: dict[str, Any]) -> "Row":
         return replace(self, **update)
@@ -233,13 +240,13 @@ def problem_entry(root: str, rel: str, read: FileRead, fmt: str = "unrecognized"
             if isinstance(data.get(key), str):
                 node = data[key][:200]
                 break
-    finding = Finding(**_base(root, rel, read, format=fmt, status=status, error=error or read.error or "unreadable",
+    finding = Finding.model_construct(**_base(root, rel, read, format=fmt, status=status, error=error or read.error or "unreadable",
                               taxonomy="console", class_=cls, route="none", node=node))
     return Entry(finding)
 
 
 def unrecognized_entry(root: str, rel: str, read: FileRead, why: str) -> Entry:
-    finding = Finding(**_base(root, rel, read, format="unrecognized", status="ok", error=f"matches no known format: {why}",
+    finding = Finding.model_construct(**_base(root, rel, read, format="unrecognized", status="ok", error=f"matches no known format: {why}",
                               taxonomy="console", class_="unrecognized", route="none"))
     return Entry(finding)
 
@@ -282,19 +289,19 @@ def _stage(root: str, rel: str, read: FileRead, m: StageFailure) -> Entry:
         warnings.append("retryable is missing")
     if not m.next_action:
         warnings.append("next_action is missing")
-    evidence = [Evidence(text=f"failure_type={m.failure_type}", source=f"{src}#failure_type")]
+    evidence = [Evidence.model_construct(text=f"failure_type={m.failure_type}", source=f"{src}#failure_type")]
     if m.exit_code is not None:
-        evidence.append(Evidence(text=f"exit_code={m.exit_code}", source=f"{src}#exit_code"))
+        evidence.append(Evidence.model_construct(text=f"exit_code={m.exit_code}", source=f"{src}#exit_code"))
     if m.stderr_tail:
         lines = [line for line in m.stderr_tail.splitlines() if line.strip()][-6:]
-        evidence.extend(Evidence(text=line, source=f"{src}#stderr_tail") for line in lines)
+        evidence.extend(Evidence.model_construct(text=line, source=f"{src}#stderr_tail") for line in lines)
     details: dict[str, Any] = {"failure_type": m.failure_type, "role": m.role, "stage": m.stage, "exit_code": m.exit_code}
     if m.confirm_prompt:
         details["confirm_prompt"] = m.confirm_prompt
     if m.stderr_tail:
         details["stderr_tail"] = m.stderr_tail
     message = m.stderr_tail or m.next_action or ""
-    finding = Finding(**_base(
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="stage", status="ok", taxonomy="stage", class_=m.failure_type, route=row.route,
         retryable=m.retryable if m.retryable is not None else expected_retryable, gate=row.gate,
         next_action=m.next_action or tx.STAGE_NEXT_ACTION[m.failure_type].format(role=m.role or "the role", agent=m.agent or "agent"),
@@ -330,11 +337,11 @@ def _classifier(root: str, rel: str, read: FileRead, m: ClassifierOutput) -> Ent
         warnings.append(f"routes_to {m.routes_to!r} is only for F6")
     if not m.evidence:
         warnings.append("no evidence given")
-    evidence = [Evidence(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence)]
+    evidence = [Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence)]
     next_action = m.recommended_action or expected
     if m.routes_to:
         next_action = f"{next_action} (routes_to: {m.routes_to})"
-    finding = Finding(**_base(
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="classifier", status="ok", taxonomy="classifier", class_=m.class_, route=route,
         retryable=m.class_ in ("F1", "F2"), confidence=conf, gate=gate, next_action=next_action, evidence=evidence,
         node=m.node_id, details={"parent_node_id": m.parent_node_id, "recommended_action": m.recommended_action,
@@ -350,8 +357,8 @@ def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport) ->
     details: dict[str, Any] = {"status": status, "failure_reason": m.failure_reason, "wave": m.wave}
     evidence = []
     if m.failure_reason:
-        evidence.append(Evidence(text=m.failure_reason, source=f"{name}#failure_reason"))
-    evidence.extend(Evidence(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence))
+        evidence.append(Evidence.model_construct(text=m.failure_reason, source=f"{name}#failure_reason"))
+    evidence.extend(Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence))
     question = None
     if m.clarification_request:
         if isinstance(m.clarification_request, dict):
@@ -392,7 +399,7 @@ def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport) ->
     next_action = m.next_action
     if gate == "clarify" and question:
         next_action = f"Answer the sub-agent's question: {question}"
-    finding = Finding(**_base(
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="orchestrator", status="ok", taxonomy=taxonomy, class_=cls, route=route,
         retryable=retryable, gate=gate, next_action=next_action, evidence=evidence, node=m.agent, agent=m.agent,
         phase=m.phase, attempt=m.attempt, time=_time_field(m.ts) or iso_from_ns(read.mtime_ns), details=details,
@@ -416,10 +423,10 @@ def _runtime(root: str, rel: str, read: FileRead, m: RuntimeFailure) -> Entry:
     computed = make_fingerprint(m.kind, m.message)
     if m.fingerprint and m.fingerprint != computed and (m.fingerprint_version in (None, 1)):
         warnings.append("fingerprint does not match SHA-256 of kind and the normalised message (v1)")
-    evidence = [Evidence(text=f"kind={m.kind}" + (f" code={m.code}" if m.code else "") + (f" name={m.name}" if m.name else ""),
+    evidence = [Evidence.model_construct(text=f"kind={m.kind}" + (f" code={m.code}" if m.code else "") + (f" name={m.name}" if m.name else ""),
                          source=f"{name}#kind"),
-                Evidence(text=m.message, source=f"{name}#message")]
-    finding = Finding(**_base(
+                Evidence.model_construct(text=m.message, source=f"{name}#message")]
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="runtime", status="ok", taxonomy="runtime", class_=m.kind, route=row.route,
         retryable=m.retryable if m.retryable is not None else expected_retryable, gate=row.gate,
         next_action=row.meaning, evidence=evidence, node=m.source, fingerprint=m.fingerprint or computed,
@@ -468,7 +475,7 @@ def _attribution(root: str, rel: str, read: FileRead, m: Attribution) -> Entry:
     remediation = None
     if m.remediation_note:
         split = split_remediation(m.remediation_note)
-        remediation = Remediation(text=m.remediation_note, **split)
+        remediation = Remediation.model_construct(text=m.remediation_note, **split)
         missing = [p for p in tx.REMEDIATION_PARTS if p not in split]
         if missing and m.verdict == "attributed":
             warnings.append("remediation_note lacks " + ", ".join(missing).replace("_", " ") + " (four parts required)")
@@ -481,14 +488,14 @@ def _attribution(root: str, rel: str, read: FileRead, m: Attribution) -> Entry:
     gate, route = row.gate, row.route
     if m.action == "hold_for_human" or m.human_signoff_required:
         gate, route = "hold", "human"
-    evidence = [Evidence(text=e.quote, source=f"{name}#evidence[{i}] ({e.source})") for i, e in enumerate(m.evidence)]
+    evidence = [Evidence.model_construct(text=e.quote, source=f"{name}#evidence[{i}] ({e.source})") for i, e in enumerate(m.evidence)]
     next_action = remediation.must_do if remediation and remediation.must_do else (m.focus_hint or row.meaning)
     attempt = None
     stem = name.rsplit(".", 1)[0]
     if stem.startswith("attempt-") and stem[8:].isdigit():
         attempt = int(stem[8:])
     culprit = m.culprit.model_dump() if m.culprit else None
-    finding = Finding(**_base(
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="attribution", status="ok", taxonomy="attribution", class_=cls, route=route,
         retryable=m.fail_reason == "infra_flake", confidence=m.confidence, gate=gate, next_action=next_action,
         evidence=evidence, remediation=remediation, ruled_out=[r.model_dump() for r in m.ruled_out], node=node,
@@ -508,9 +515,9 @@ def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
     warnings: list[str] = []
     if not m.stderr_tail:
         warnings.append("stderr_tail is empty: classified on structured fields only")
-    evidence = [Evidence(text=f"rule {result.rule} matched {result.matched!r}" if result.matched else f"rule {result.rule}",
+    evidence = [Evidence.model_construct(text=f"rule {result.rule} matched {result.matched!r}" if result.matched else f"rule {result.rule}",
                          source=f"console classifier {result.ruleset}")]
-    evidence.extend(Evidence(text=e, source=f"{name}#stderr_tail" if not e.startswith(("exit", "structured", "error", "failed in")) else f"{name}") for e in result.evidence)
+    evidence.extend(Evidence.model_construct(text=e, source=f"{name}#stderr_tail" if not e.startswith(("exit", "structured", "error", "failed in")) else f"{name}") for e in result.evidence)
     if result.failure_type is None:
         taxonomy, cls = "console", "not_a_failure"
     else:
@@ -521,7 +528,7 @@ def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
     if m.node is not None:
         node_input = {"event": {k: data.get(k) for k in ("exit_code", "stderr_tail", "files_touched", "cause", "conflict_id")},
                       "node": m.node.model_dump()}
-    finding = Finding(**_base(
+    finding = Finding.model_construct(**_base(
         root, rel, read, format="raw", status="ok", taxonomy=taxonomy, class_=cls, route=result.route,
         retryable=result.retryable, confidence=result.confidence, gate=row.gate, next_action=result.next_action,
         evidence=evidence, node=node, agent=m.agent, fingerprint=result.fingerprint, rule=result.rule,

@@ -56,7 +56,9 @@ def parse_stage_md(text: str) -> list[StageEntry]:
                 retryable=current.get("retryable"), next_action=current.get("next_action"), line=current["line"]))
 
     for number, line in enumerate(text.splitlines()[:20000], 1):
-        heading = _HEADING.match(line)
+        if not line:
+            continue
+        heading = _HEADING.match(line) if line[0] == "#" else None
         if heading:
             flush()
             title = heading.group(1)
@@ -68,6 +70,8 @@ def parse_stage_md(text: str) -> list[StageEntry]:
                 current[key] = value
             continue
         if current is None:
+            continue
+        if ":" not in line and "=" not in line:
             continue
         kv = _KV.match(line)
         if kv and kv.group(1).lower() in ("status", "failure_type", "retryable", "next_action", "role", "agent", "attempt"):

@@ -132,7 +132,10 @@ class FindingIndex:
         aux = name == STAGE_MD or name == HISTORY_JSONL
         read = self._read_at(dir_fd, root, rel, name, json_file=not aux)
         if read.size >= 0:
-            state.stats[rel] = (read.size, read.mtime_ns)
+            if aux:  # a JSON file's size and mtime live in its row
+                state.stats[rel] = (read.size, read.mtime_ns)
+            else:
+                state.stats.pop(rel, None)
         else:  # refused (symlink, FIFO...): remember the entry itself so reconciliation does not re-read it
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
@@ -198,8 +201,9 @@ class FindingIndex:
         if not os.access(root, os.R_OK | os.X_OK):
             self.root_problems[root] = "cannot read the root: permission denied"
             return
+        root_len = len(root) + 1
         for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False, onerror=self._walk_error(root)):
-            rel_dir = os.path.relpath(dirpath, root)
+            rel_dir = "." if dirpath == root else dirpath[root_len:]
             depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
             dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
             if depth == 0:
@@ -274,7 +278,7 @@ class FindingIndex:
                     elif prev != finding:
                         changed.append(finding)
                 removed.extend(f for rel, f in old.items() if rel not in state.findings)
-                if not state.findings and not state.stats:
+                if not state.findings and not state.stats and not state.entries:
                     self.runs.pop(key, None)
             return Change(tuple(added), tuple(changed), tuple(removed), self.files_read - reads_before)
 
@@ -305,7 +309,7 @@ class FindingIndex:
         """A path is gone: forget it, and everything under it if it was a directory."""
         self._forget(state, rel)
         prefix = rel + "/"
-        for known in [r for r in state.stats if r.startswith(prefix) or rel == state.run]:
+        for known in [r for r in [*state.stats, *state.entries] if r.startswith(prefix) or rel == state.run]:
             self._forget(state, known)
         if rel == state.run:
             state.stage = []
@@ -325,14 +329,14 @@ class FindingIndex:
                     continue
                 file_rel = sub_prefix + name
                 seen.add(file_rel)
-                known = state.stats.get(file_rel)
+                known = self._known_stat(state, file_rel)
                 if known is not None and known == _stat_at(dir_fd, name):
                     continue
                 try:
                     self._load(state, root, file_rel, name, dir_fd)
                 except FileNotFoundError:
                     self._forget(state, file_rel)
-        for known in [r for r in state.stats if r.startswith(prefix) and r not in seen]:
+        for known in [r for r in [*state.stats, *state.entries] if r.startswith(prefix) and r not in seen]:
             self._forget(state, known)
 
     # --- queries --------------------------------------------------------------------
@@ -384,7 +388,21 @@ class FindingIndex:
     def file_stats(self) -> dict[tuple[str, str], tuple[int, int]]:
         """(root, rel) -> (size, mtime_ns) of every file the index has read."""
         with self._lock:
-            return {(state.root, rel): st for state in self.runs.values() for rel, st in state.stats.items()}
+            out = {}
+            for state in self.runs.values():
+                root = state.root
+                for rel, entry in state.entries.items():
+                    out[(root, rel)] = (entry.finding.size, entry.finding.mtime_ns)
+                for rel, st in state.stats.items():
+                    out[(root, rel)] = st
+            return out
+
+    def _known_stat(self, state: RunState, rel: str) -> tuple[int, int] | None:
+        st = state.stats.get(rel)
+        if st is not None:
+            return st
+        entry = state.entries.get(rel)
+        return (entry.finding.size, entry.finding.mtime_ns) if entry is not None else None
 
     def fingerprint_counts(self) -> dict[str, tuple[int, int]]:
         """fingerprint -> (times seen, number of runs)."""
