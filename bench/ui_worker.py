@@ -438,7 +438,8 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         s["frames_per_key"] = round(sum(x["frames"] for x in samples) / max(1, len(samples)), 2)
         return s
 
-    out: dict[str, Any] = {"rows_in_table": len(table.rows)}
+    total = len(table.rows)
+    out: dict[str, Any] = {"rows_in_table": total}
     table.focus()
     await pilot.press("home")
 
@@ -468,7 +469,7 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         term = terms[i % len(terms)]
         await pilot.press("slash", *term[:-1])
         samples.append(await one(term[-1], ["#findings", "#status"],
-                                 lambda t=term: box.value == t and len(table.rows) < len(table._all)))
+                                 lambda t=term: box.value == t and len(table.rows) < total))
         samples[-1]["matches"] = len(table.rows)
         await pilot.press("escape")
         await settle()
@@ -501,6 +502,11 @@ async def writes_phase(app: TriageApp, pilot, rec: FrameRecorder, msgs: Messages
     to_msg: list[float] = []
     msg_to_frame: list[float] = []
     table.focus()
+    for _ in range(8):  # back to the default order (time, newest first): new rows sort to the top
+        if table.sort_key == "time" and table.sort_reverse:
+            break
+        await pilot.press("s" if table.sort_key != "time" else "S")
+    await rec.quiet(0.25, max_wait=30.0)
     for path, body, marker in ops:
         if table.cursor != 0 or round(table.scroll_y) != 0:
             await pilot.press("home")  # keep the top of the table (where new rows sort) in view

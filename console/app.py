@@ -60,7 +60,6 @@ class TriageApp(App[None]):
         self.watch_mode = "indexing"
         self.watch_detail = ""
         self.monitor = None
-        self._counts: dict[str, tuple[int, int]] = {}
 
     def get_system_commands(self, screen) -> Iterable[SystemCommand]:
         """Every console action in the command palette (ctrl+p), beside Textual's own."""
@@ -120,7 +119,6 @@ class TriageApp(App[None]):
         if self.watch_mode == "indexing":
             self.watch_mode = "live" if self.monitor is not None else "static"
             self.watch_detail = ""
-        self._counts = self.index.fingerprint_counts()
         problems = "; ".join(f"{root}: {why}" for root, why in self.index.root_problems.items())
         if problems:
             self.watch_detail = problems
@@ -129,7 +127,6 @@ class TriageApp(App[None]):
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change
-        self._counts = self.index.fingerprint_counts() if len(change.added) + len(change.changed) < 5000 else self._counts
         self._main().apply_change(list(change.added), list(change.changed), list(change.removed))
         new_gates = [f for f in change.added + change.changed if f.gate and not f.superseded_by]
         for f in new_gates[:3]:
@@ -148,7 +145,7 @@ class TriageApp(App[None]):
         return self.index.finding(row)
 
     def seen(self, finding: Finding) -> tuple[int, int]:
-        return self._counts.get(finding.fingerprint or "", (0, 0))
+        return self.index.seen(finding.fingerprint)
 
     def history_of(self, finding: Finding) -> list[Finding]:
         """The other findings of the same run and node, in time order (the attempt timeline)."""

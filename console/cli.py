@@ -121,7 +121,7 @@ def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool) -> None:
     if finding is None:
         click.echo(f"triage: no finding {safe(ref)!s} under {', '.join(safe(r) for r in index.roots)}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    counts = index.fingerprint_counts().get(finding.fingerprint or "", (0, 0))
+    counts = index.seen(finding.fingerprint)
     if as_json:
         data = finding.to_json()
         data["fingerprint_seen"] = {"times": counts[0], "runs": counts[1]}

@@ -165,3 +165,39 @@ async def test_live_change_adds_a_marked_row(tmp_path: Path) -> None:
         new = next(f for f in table.rows if f.run == "r2")
         assert new.id in table._new and new.gate == "confirm"
         assert any("Waiting for a person" in (n.title or "") for n in app._notifications)
+
+
+async def test_table_incremental_updates_match_a_full_sort() -> None:
+    import random
+
+    from console.core.findings import Finding
+
+    def make(i: int, route: str, t: str) -> Finding:
+        return Finding(id=f"id{i}", root="/r", path=f"run-{i % 7}/f{i}.json", run=f"run-{i % 7}", format="stage",
+                       status="ok", taxonomy="stage", class_="test_failed", route=route, time=t,
+                       confidence=random.random())
+
+    app = make_app(Path("/nonexistent/triage-runs"))
+    rng = random.Random(3)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FindingTable)
+        live = {i: make(i, rng.choice(["fix", "retry", "human"]), f"2026-11-29T0{rng.randint(0, 9)}:00Z") for i in range(60)}
+        table.set_findings(list(live.values()))
+        for step in range(40):
+            added = [make(100 + step, "fix", f"2026-11-29T0{rng.randint(0, 9)}:30Z")]
+            gone_id = rng.choice(sorted(live))
+            removed = [live.pop(gone_id)]
+            victim = rng.choice(sorted(live))
+            changed = [make(victim, "human", f"2026-11-29T0{rng.randint(0, 9)}:45Z")]
+            live[victim] = changed[0]
+            live[100 + step] = added[0]
+            table.apply(added, changed, removed)
+            if step % 10 == 0:
+                table.action_cycle_sort()
+            if step % 13 == 0:
+                table.action_reverse_sort()
+            expected = sorted(live.values(), key=table._key, reverse=table.sort_reverse)
+            assert [f.id for f in table.rows] == [f.id for f in expected]
+            assert table.tally["findings"] == len(live)
+            assert table.tally["route:human"] == sum(1 for f in live.values() if f.route == "human")

@@ -115,6 +115,28 @@ class FindingIndex:
         self.root_problems: dict[str, str] = {}
         self.files_read = 0
         self._lock = threading.RLock()
+        # fingerprint -> {run key: times}, kept current run by run so "seen N times in M runs" is O(1)
+        self._prints: dict[str, dict[tuple[str, str], int]] = {}
+
+    def _derive(self, key: tuple[str, str], state: RunState) -> None:
+        """Re-derive one run and move its fingerprints in the cross-run count."""
+        self._count_prints(key, state, -1)
+        state.derive()
+        self._count_prints(key, state, +1)
+
+    def _count_prints(self, key: tuple[str, str], state: RunState, sign: int) -> None:
+        for row in state.findings.values():
+            fp = row.fingerprint
+            if not fp:
+                continue
+            per_run = self._prints.setdefault(fp, {})
+            times = per_run.get(key, 0) + sign
+            if times > 0:
+                per_run[key] = times
+            else:
+                per_run.pop(key, None)
+                if not per_run:
+                    del self._prints[fp]
 
     # --- reading ------------------------------------------------------------------
     def _read_at(self, dir_fd: int | None, root: str, rel: str, name: str, *, json_file: bool) -> reading.FileRead:
@@ -186,8 +208,9 @@ class FindingIndex:
             self.root_problems.clear()
             for root in self.roots:
                 self._scan_root(root)
-            for state in self.runs.values():
-                state.derive()
+            self._prints.clear()
+            for key, state in self.runs.items():
+                self._derive(key, state)
 
     def _scan_root(self, root: str) -> None:
         try:
@@ -269,7 +292,7 @@ class FindingIndex:
             changed: list[Row] = []
             removed: list[Row] = []
             for key, state in touched.items():
-                state.derive()
+                self._derive(key, state)
                 old = before.get(key, {})
                 for rel, finding in state.findings.items():
                     prev = old.get(rel)
@@ -404,17 +427,16 @@ class FindingIndex:
         entry = state.entries.get(rel)
         return (entry.finding.size, entry.finding.mtime_ns) if entry is not None else None
 
+    def seen(self, fingerprint: str | None) -> tuple[int, int]:
+        """(times seen, number of runs) of one fingerprint across every root."""
+        with self._lock:
+            per_run = self._prints.get(fingerprint or "")
+            return (sum(per_run.values()), len(per_run)) if per_run else (0, 0)
+
     def fingerprint_counts(self) -> dict[str, tuple[int, int]]:
         """fingerprint -> (times seen, number of runs)."""
-        times: dict[str, int] = defaultdict(int)
-        runs: dict[str, set[tuple[str, str]]] = defaultdict(set)
         with self._lock:
-            for key, state in self.runs.items():
-                for f in state.findings.values():
-                    if f.fingerprint:
-                        times[f.fingerprint] += 1
-                        runs[f.fingerprint].add(key)
-        return {fp: (times[fp], len(runs[fp])) for fp in times}
+            return {fp: (sum(per_run.values()), len(per_run)) for fp, per_run in self._prints.items()}
 
 
 def _hidden(rel: str) -> bool:

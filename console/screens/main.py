@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import deque
 from typing import ClassVar
 
 from rich.text import Text
@@ -85,11 +85,11 @@ class MainScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         app = self.app
-        findings = list(self.table._all.values())
-        live = [f for f in findings if not f.superseded_by]
-        gates = sum(1 for f in live if f.gate)
-        routes = Counter(f.route for f in live if f.status == "ok")
-        problems = sum(1 for f in findings if f.status != "ok")
+        tally = self.table.tally
+        gates = tally["gates"]
+        routes = {route: tally["route:" + route] for route in ("human", "retry", "fix", "replan", "none")}
+        problems = tally["problems"]
+        total = tally["findings"]
         mode = getattr(app, "watch_mode", "static")
         text = Text()
         text.append(f" ● {mode} ", style="bold reverse" if mode in ("live", "polling") else "bold")
@@ -98,8 +98,8 @@ class MainScreen(Screen[None]):
             text.append(f"  {route} {routes.get(route, 0)}")
         text.append(f"  unreadable {problems}  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
-        if shown != len(findings):
-            text.append(f"  showing {shown}/{len(findings)}", style="italic")
+        if shown != total:
+            text.append(f"  showing {shown}/{total}", style="italic")
         detail = getattr(app, "watch_detail", "")
         if detail:
             text.append(f"  {safe(detail, max_len=120)}", style="dim")

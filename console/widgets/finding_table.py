@@ -8,6 +8,9 @@ visible rows on demand, so painting and updates cost the same at any size.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
@@ -63,6 +66,32 @@ COLUMNS: tuple[Column, ...] = (
 SORT_KEYS = ("time", "run", "class", "route", "gate", "confidence")
 
 
+class _View(Sequence):
+    """The rows in display order: the ascending list, read backwards when the sort is reversed."""
+
+    __slots__ = ("_asc", "_reverse")
+
+    def __init__(self, asc: list, reverse: bool) -> None:
+        self._asc = asc
+        self._reverse = reverse
+
+    def __len__(self) -> int:
+        return len(self._asc)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self._asc)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        return self._asc[n - 1 - index] if self._reverse else self._asc[index]
+
+    def __iter__(self):
+        return reversed(self._asc) if self._reverse else iter(self._asc)
+
+
 def _fit(text: str, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
@@ -112,65 +141,115 @@ class FindingTable(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._all: dict[str, Finding] = {}
-        self._rows: list[Finding] = []
+        self._asc: list[Finding] = []
+        self._keys: list[tuple] = []
+        self._tally: Counter = Counter()
         self._new: dict[str, float] = {}
         self._filter: Callable[[Finding], bool] = lambda f: True
         self._line_cache: dict[tuple[str, int, bool, bool, int], Strip] = {}
 
     # --- data -------------------------------------------------------------------------
+    # Rows are kept in one ascending list (with their sort keys beside them, for bisect);
+    # the display order is that list read forwards or backwards. A live change inserts or
+    # removes only the rows it names, so its cost does not grow with the table.
     @property
-    def rows(self) -> list[Finding]:
-        return self._rows
+    def rows(self) -> "_View":
+        return _View(self._asc, self.sort_reverse)
 
     @property
     def selected(self) -> Finding | None:
-        return self._rows[self.cursor] if 0 <= self.cursor < len(self._rows) else None
+        rows = self.rows
+        return rows[self.cursor] if 0 <= self.cursor < len(rows) else None
+
+    @property
+    def tally(self) -> Counter:
+        """Counts over every finding (not only the filtered ones): routes, gates, problems."""
+        return self._tally
 
     def set_findings(self, findings: list[Finding]) -> None:
         self._all = {f.id: f for f in findings}
+        self._tally = Counter()
+        for f in self._all.values():
+            self._count(f, 1)
         self._rebuild()
 
     def apply(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
         now = time.monotonic()
+        current = self.selected.id if self.selected else None
         for f in removed:
-            self._all.pop(f.id, None)
-        for f in changed:
+            old = self._all.pop(f.id, None)
+            if old is not None:
+                self._count(old, -1)
+                self._remove(old)
+        for f in [*changed, *added]:
+            old = self._all.get(f.id)
+            if old is not None:
+                self._count(old, -1)
+                self._remove(old)
             self._all[f.id] = f
+            self._count(f, 1)
+            if self._filter(f):
+                self._insert(f)
         for f in added:
-            self._all[f.id] = f
             self._new[f.id] = now
         if added:
             self.set_timer(NEW_FOR + 0.05, self._expire_new)
-        self._rebuild()
+        self._settle(current)
 
     def set_filter(self, predicate: Callable[[Finding], bool]) -> None:
         self._filter = predicate
         self._rebuild()
 
-    def _rebuild(self) -> None:
-        current = self.selected.id if self.selected else None
-        rows = [f for f in self._all.values() if self._filter(f)]
+    def _key(self, f: Finding) -> tuple:
         key = self.sort_key
+        if key == "confidence":
+            value: object = f.confidence if f.confidence is not None else -1.0
+        elif key == "class":
+            value = f.class_
+        else:
+            value = getattr(f, key) or ""
+        return (value, f.path, f.id)
 
-        def sort_value(f: Finding):
-            if key == "confidence":
-                return f.confidence if f.confidence is not None else -1.0
-            if key == "class":
-                return f.class_
-            if key == "time":
-                return f.time or ""
-            return getattr(f, key) or ""
+    def _count(self, f: Finding, sign: int) -> None:
+        tally = self._tally
+        tally["findings"] += sign
+        if f.status != "ok":
+            tally["problems"] += sign
+        elif not f.superseded_by:
+            tally["route:" + f.route] += sign
+            if f.gate:
+                tally["gates"] += sign
 
-        rows.sort(key=lambda f: (sort_value(f), f.path), reverse=self.sort_reverse)
-        self._rows = rows
+    def _insert(self, f: Finding) -> None:
+        key = self._key(f)
+        i = bisect_right(self._keys, key)
+        self._keys.insert(i, key)
+        self._asc.insert(i, f)
+
+    def _remove(self, f: Finding) -> None:
+        key = self._key(f)
+        i = bisect_left(self._keys, key)
+        if i < len(self._asc) and self._asc[i].id == f.id:
+            del self._keys[i], self._asc[i]
+
+    def _rebuild(self) -> None:
+        current = self.selected.id if self._asc and self.selected else None
+        rows = sorted(((self._key(f), f) for f in self._all.values() if self._filter(f)), key=lambda pair: pair[0])
+        self._keys = [k for k, _ in rows]
+        self._asc = [f for _, f in rows]
+        self._settle(current)
+
+    def _settle(self, current: str | None) -> None:
+        """After the rows changed: sizes, the cursor on the same finding if it is still shown, a repaint."""
         self._line_cache.clear()
-        self.virtual_size = Size(sum(c.width + 1 for c in COLUMNS), len(rows))
-        if current is not None:
-            for i, f in enumerate(rows):
-                if f.id == current:
-                    self.cursor = i
-                    break
-        self.cursor = min(self.cursor, max(len(rows) - 1, 0))
+        n = len(self._asc)
+        self.virtual_size = Size(sum(c.width + 1 for c in COLUMNS), n)
+        row = self._all.get(current) if current is not None else None
+        if row is not None and self._filter(row):
+            i = bisect_left(self._keys, self._key(row))
+            if i < n and self._asc[i].id == row.id:
+                self.cursor = n - 1 - i if self.sort_reverse else i
+        self.cursor = min(self.cursor, max(n - 1, 0))
         self.refresh()
 
     def _expire_new(self) -> None:
@@ -184,9 +263,10 @@ class FindingTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
-        if index >= len(self._rows):
+        rows = self.rows
+        if index >= len(rows):
             return Strip.blank(width, self.rich_style)
-        f = self._rows[index]
+        f = rows[index]
         is_cursor = index == self.cursor
         is_new = f.id in self._new
         key = (f.id, id(f), is_cursor, is_new, width + scroll_x * 10_000)
@@ -230,15 +310,15 @@ class FindingTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
     def action_cursor(self, delta: int) -> None:
-        if self._rows:
-            self.cursor = max(0, min(len(self._rows) - 1, self.cursor + delta))
+        if self._asc:
+            self.cursor = max(0, min(len(self._asc) - 1, self.cursor + delta))
 
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_jump(self, where: int) -> None:
-        if self._rows:
-            self.cursor = where if where >= 0 else len(self._rows) - 1
+        if self._asc:
+            self.cursor = where if where >= 0 else len(self._asc) - 1
 
     def action_select(self) -> None:
         if self.selected is not None:
@@ -254,11 +334,15 @@ class FindingTable(ScrollView, can_focus=True):
         self._rebuild()
 
     def watch_sort_reverse(self) -> None:
-        self._rebuild()
+        # The same list read the other way: keep the cursor on the same finding.
+        if self._asc:
+            self.cursor = len(self._asc) - 1 - self.cursor
+        self._line_cache.clear()
+        self.refresh()
 
     def on_click(self, event) -> None:
         row = round(self.scroll_y) + event.y
-        if 0 <= row < len(self._rows):
+        if 0 <= row < len(self._asc):
             if row == self.cursor and event.chain >= 2:
                 self.action_select()
             self.cursor = row
