@@ -45,6 +45,12 @@ class TriageApp(App[None]):
         change: Change
 
     @dataclass
+    class IndexBatch(Message):
+        """Rows of the initial scan, as it goes."""
+
+        rows: list
+
+    @dataclass
     class WatchStatus(Message):
         mode: str
         detail: str
@@ -87,6 +93,7 @@ class TriageApp(App[None]):
                 lambda change: self.post_message(self.IndexChanged(change)),
                 on_status=lambda s: self.post_message(self.WatchStatus(s.mode, s.detail)),
                 on_ready=lambda: self.post_message(self.IndexReady()),
+                on_batch=lambda rows: self.post_message(self.IndexBatch(rows)),
                 poll=self.poll,
             )
             self.monitor.start()
@@ -124,6 +131,10 @@ class TriageApp(App[None]):
             self.watch_detail = problems
             self.notify(problems, title="Root problem", severity="error", timeout=10)
         self._main().load(self.index.rows())
+
+    def on_triage_app_index_batch(self, message: IndexBatch) -> None:
+        if self.watch_mode == "indexing":
+            self._main().add_initial(message.rows)
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change

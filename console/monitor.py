@@ -109,6 +109,7 @@ class RunMonitor:
         *,
         on_status: Callable[[MonitorStatus], None] | None = None,
         on_ready: Callable[[], None] | None = None,
+        on_batch: Callable[[list], None] | None = None,
         poll: float | None = None,
         reconcile_interval: float = RECONCILE_S,
         debounce_ms: int = DEBOUNCE_MS,
@@ -119,6 +120,7 @@ class RunMonitor:
         self.on_change = on_change
         self.on_status = on_status or (lambda status: None)
         self.on_ready = on_ready or (lambda: None)
+        self.on_batch = on_batch  # rows of the initial scan as it goes
         self.poll = poll
         self.reconcile_interval = poll if poll else reconcile_interval
         self.debounce_ms = debounce_ms
@@ -159,7 +161,7 @@ class RunMonitor:
         if not self.poll:
             watcher, missing = self._open_watcher()
         if self.initial_scan:
-            self.index.scan()
+            self.index.scan(on_batch=self.on_batch)
         self.on_ready()
         if watcher is None and not self.poll:
             self._poll_loop()  # could not watch: the status already says why

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import reading
 from .findings import Entry, Finding, Row, load_entry, problem_entry
@@ -117,26 +118,29 @@ class FindingIndex:
         self._lock = threading.RLock()
         # fingerprint -> {run key: times}, kept current run by run so "seen N times in M runs" is O(1)
         self._prints: dict[str, dict[tuple[str, str], int]] = {}
+        self._building: dict[tuple[str, str], RunState] | None = None  # a scan's new runs, until swapped in
 
-    def _derive(self, key: tuple[str, str], state: RunState) -> None:
+    def _derive(self, key: tuple[str, str], state: RunState, prints: dict | None = None) -> None:
         """Re-derive one run and move its fingerprints in the cross-run count."""
-        self._count_prints(key, state, -1)
+        prints = self._prints if prints is None else prints
+        self._count_prints(prints, key, state, -1)
         state.derive()
-        self._count_prints(key, state, +1)
+        self._count_prints(prints, key, state, +1)
 
-    def _count_prints(self, key: tuple[str, str], state: RunState, sign: int) -> None:
+    @staticmethod
+    def _count_prints(prints: dict, key: tuple[str, str], state: RunState, sign: int) -> None:
         for row in state.findings.values():
             fp = row.fingerprint
             if not fp:
                 continue
-            per_run = self._prints.setdefault(fp, {})
+            per_run = prints.setdefault(fp, {})
             times = per_run.get(key, 0) + sign
             if times > 0:
                 per_run[key] = times
             else:
                 per_run.pop(key, None)
                 if not per_run:
-                    del self._prints[fp]
+                    del prints[fp]
 
     # --- reading ------------------------------------------------------------------
     def _read_at(self, dir_fd: int | None, root: str, rel: str, name: str, *, json_file: bool) -> reading.FileRead:
@@ -201,31 +205,66 @@ class FindingIndex:
             state.history = []
 
     # --- full scan ------------------------------------------------------------------
-    def scan(self) -> None:
-        """Index every root from scratch."""
-        with self._lock:
-            self.runs.clear()
-            self.root_problems.clear()
-            for root in self.roots:
-                self._scan_root(root)
-            self._prints.clear()
-            for key, state in self.runs.items():
-                self._derive(key, state)
+    def scan(self, on_batch: Callable[[list[Row]], None] | None = None, batch_s: float = 0.05) -> None:
+        """Index every root from scratch.
 
-    def _scan_root(self, root: str) -> None:
+        The new index is built aside and swapped in at the end, so queries keep answering (from
+        the previous state) while a large tree is read. With ``on_batch``, the rows of each run
+        are handed over as soon as the walk leaves that run, at most every ``batch_s`` seconds,
+        so a console can show the first findings long before the scan ends.
+        """
+        building: dict[tuple[str, str], RunState] = {}
+        problems: dict[str, str] = {}
+        prints: dict[str, dict[tuple[str, str], int]] = {}
+        derived: set[tuple[str, str]] = set()
+        pending: list[Row] = []
+        last_flush = time.monotonic()
+
+        def finish(key: tuple[str, str]) -> None:
+            nonlocal last_flush
+            state = building.get(key)
+            if state is None or key in derived:
+                return
+            derived.add(key)
+            self._derive(key, state, prints)
+            if on_batch is not None:
+                pending.extend(state.findings.values())
+                now = time.monotonic()
+                if now - last_flush >= batch_s:
+                    on_batch(pending[:])
+                    pending.clear()
+                    last_flush = now
+
+        self._building = building
+        try:
+            for root in self.roots:
+                self._scan_root(root, problems, finish)
+        finally:
+            self._building = None
+        for key in list(building):
+            finish(key)
+        if on_batch is not None and pending:
+            on_batch(pending)
+        with self._lock:
+            self.runs = building
+            self.root_problems = problems
+            self._prints = prints
+
+    def _scan_root(self, root: str, problems: dict[str, str], finish: Callable[[tuple[str, str]], None]) -> None:
         try:
             st = os.stat(root)
         except OSError as exc:
-            self.root_problems[root] = f"cannot read the root: {exc.strerror or exc}"
+            problems[root] = f"cannot read the root: {exc.strerror or exc}"
             return
         if not stat.S_ISDIR(st.st_mode):
-            self.root_problems[root] = "the root is not a directory"
+            problems[root] = "the root is not a directory"
             return
         if not os.access(root, os.R_OK | os.X_OK):
-            self.root_problems[root] = "cannot read the root: permission denied"
+            problems[root] = "cannot read the root: permission denied"
             return
         root_len = len(root) + 1
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False, onerror=self._walk_error(root)):
+        current_run: str | None = None
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False, onerror=self._walk_error(root, problems)):
             rel_dir = "." if dirpath == root else dirpath[root_len:]
             depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
             dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
@@ -233,16 +272,23 @@ class FindingIndex:
                 for name in filenames:
                     if is_tracked(name):
                         self._scan_file(root, name, name, dir_fd)
+                        finish((root, name))
                 continue
+            if depth == 1:  # the walk is depth-first: the previous run is complete
+                if current_run is not None:
+                    finish((root, current_run))
+                current_run = rel_dir
             prefix = rel_dir.replace(os.sep, "/") + "/"
             for name in filenames:
                 if is_tracked(name):
                     self._scan_file(root, prefix + name, name, dir_fd)
+        if current_run is not None:
+            finish((root, current_run))
 
-    def _walk_error(self, root: str):
+    def _walk_error(self, root: str, problems: dict[str, str]):
         def onerror(exc: OSError) -> None:
             where = os.path.relpath(exc.filename, root) if exc.filename else root
-            self.root_problems.setdefault(root, f"could not list {where}: {exc.strerror or exc}")
+            problems.setdefault(root, f"could not list {where}: {exc.strerror or exc}")
         return onerror
 
     def _scan_file(self, root: str, rel: str, name: str, dir_fd: int) -> None:
@@ -253,11 +299,12 @@ class FindingIndex:
             self._forget(state, rel)
 
     def _state(self, root: str, rel: str) -> RunState:
+        runs = self._building if self._building is not None else self.runs
         run = rel.split("/", 1)[0]
         key = (root, run)
-        state = self.runs.get(key)
+        state = runs.get(key)
         if state is None:
-            state = self.runs[key] = RunState(root, run)
+            state = runs[key] = RunState(root, run)
         return state
 
     # --- incremental ----------------------------------------------------------------

@@ -22,6 +22,7 @@ from ..widgets.detail import detail_text
 from ..widgets.finding_table import FindingTable, header_text
 
 SPARK_MINUTES = 30
+DETAIL_DELAY = 0.06  # seconds the cursor rests before the detail pane follows it
 
 
 class MainScreen(Screen[None]):
@@ -41,6 +42,8 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._arrivals: deque[float] = deque(maxlen=10_000)
+        self._detail_timer = None
+        self._had_selection_none = True
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
@@ -73,6 +76,15 @@ class MainScreen(Screen[None]):
         self.refresh_status()
         self.show_detail(self.table.selected)
         self.refresh_bindings()  # copy/open become possible once there is a selection
+
+    def add_initial(self, rows: list[Finding]) -> None:
+        """Rows of the initial scan as it goes (not marked new)."""
+        first = not self.table.rows
+        self.table.apply(rows, [], [], mark_new=False)
+        self.refresh_status()
+        if first and self.table.selected is not None:
+            self.show_detail(self.table.selected)
+            self.refresh_bindings()
 
     def apply_change(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
         now = time.time()
@@ -124,11 +136,19 @@ class MainScreen(Screen[None]):
 
     @on(FindingTable.CursorMoved)
     def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
-        self.show_detail(event.finding)
-        self.refresh_bindings()
+        # The highlight moves at once; the detail (a file read and a re-layout) follows when
+        # the cursor rests, so holding j over thousands of rows stays smooth.
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(DETAIL_DELAY, lambda: self.show_detail(self.table.selected))
+        if (event.finding is None) != self._had_selection_none:
+            self._had_selection_none = event.finding is None
+            self.refresh_bindings()
 
     @on(FindingTable.FindingSelected)
     def _selected(self, event: FindingTable.FindingSelected) -> None:
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
         self.show_detail(event.finding)
         self.query_one("#detail-pane").focus()
 

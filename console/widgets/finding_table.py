@@ -173,7 +173,7 @@ class FindingTable(ScrollView, can_focus=True):
             self._count(f, 1)
         self._rebuild()
 
-    def apply(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
+    def apply(self, added: list[Finding], changed: list[Finding], removed: list[Finding], *, mark_new: bool = True) -> None:
         now = time.monotonic()
         current = self.selected.id if self.selected else None
         for f in removed:
@@ -190,9 +190,9 @@ class FindingTable(ScrollView, can_focus=True):
             self._count(f, 1)
             if self._filter(f):
                 self._insert(f)
-        for f in added:
-            self._new[f.id] = now
-        if added:
+        if mark_new and added:
+            for f in added:
+                self._new[f.id] = now
             self.set_timer(NEW_FOR + 0.05, self._expire_new)
         self._settle(current)
 
@@ -296,9 +296,11 @@ class FindingTable(ScrollView, can_focus=True):
 
     # --- actions ----------------------------------------------------------------------
     def watch_cursor(self, old: int, new: int) -> None:
-        self._line_cache.clear()
-        self.refresh()
+        top = round(self.scroll_y)
         self.scroll_to_cursor()
+        if round(self.scroll_y) == top:  # only the two rows whose highlight changed
+            self.refresh_line(old)  # (virtual line numbers: ScrollView subtracts the scroll offset)
+            self.refresh_line(new)
         self.post_message(self.CursorMoved(self.selected))
 
     def scroll_to_cursor(self) -> None:
