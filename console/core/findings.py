@@ -222,6 +222,10 @@ def _base(root: str, rel: str, read: FileRead, **kw: Any) -> dict[str, Any]:
         mtime_ns=read.mtime_ns,
         time=iso_from_ns(read.mtime_ns),
         warnings=[f"note: {n}" for n in read.notes],
+        # Given explicitly: model_construct would otherwise inspect each default factory's signature.
+        evidence=[],
+        ruled_out=[],
+        details={},
     )
     base.update(kw)
     return base
