@@ -105,18 +105,18 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     sessions: dict[str, Any] = {}
     try:
         progress(f"ui: {base_l} tree: launch + keys (keys baseline)")
-        sessions[f"app_{base_l}"] = _session(dict(common, label=base_l, tree=base_tree, runs=KEY_BASELINE_RUNS,
+        sessions["keys_baseline"] = _session(dict(common, label=base_l, tree=base_tree, runs=KEY_BASELINE_RUNS,
                                                   standalone=True, keys=keys))
         progress(f"ui: {small_l} tree: launch, idle, writes")
-        sessions[f"app_{small_l}"] = _session(dict(common, label=small_l, tree=small, runs=small_runs, standalone=True,
+        sessions["app_small"] = _session(dict(common, label=small_l, tree=small, runs=small_runs, standalone=True,
                                                    idle_s=idle_s, writes=writes))
         progress(f"ui: {small_l} tree: core monitor baseline")
-        sessions[f"monitor_{small_l}"] = _session(dict(common, mode="monitor", label=small_l, tree=small, writes=writes))
+        sessions["monitor_small"] = _session(dict(common, mode="monitor", label=small_l, tree=small, writes=writes))
         progress(f"ui: {big_l} tree: launch, idle, keys, writes")
-        sessions[f"app_{big_l}"] = _session(dict(common, label=big_l, tree=big, runs=big_runs, standalone=True,
+        sessions["app_big"] = _session(dict(common, label=big_l, tree=big, runs=big_runs, standalone=True,
                                                  idle_s=idle_s, keys=keys, writes=writes))
         progress(f"ui: {big_l} tree: core monitor baseline")
-        sessions[f"monitor_{big_l}"] = _session(dict(common, mode="monitor", label=big_l, tree=big, writes=writes))
+        sessions["monitor_big"] = _session(dict(common, mode="monitor", label=big_l, tree=big, writes=writes))
     finally:
         for path in own:
             shutil.rmtree(path, ignore_errors=True)
@@ -136,8 +136,8 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
     f3: dict[str, Any] = {"goal_ms": GOALS["stall_ms"]}
     f5: dict[str, Any] = {"goal_p95_ms": GOALS["write_visible_p95_ms"]}
     f6: dict[str, Any] = {"goal_frames": GOALS["idle_frames"]}
-    for label in (small_l, big_l):
-        s = sessions.get(f"app_{label}") or {}
+    for role, label in (("small", small_l), ("big", big_l)):
+        s = sessions.get(f"app_{role}") or {}
         la = s.get("launch") or {}
         std = s.get("standalone_index_s")
         f1[label] = {"first_row_ms": la.get("first_row_ms"), "first_frame_ms": la.get("first_frame_ms"),
@@ -156,7 +156,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
         worst = max((v for k, v in stall.items() if k in ("launch_ms", "live_writes_ms") and v is not None), default=None)
         f3[label] = dict(stall, met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
         w = s.get("writes") or {}
-        b = sessions.get(f"monitor_{label}") or {}
+        b = sessions.get(f"monitor_{role}") or {}
         f5[label] = {"p50_ms": w.get("p50_ms"), "p95_ms": w.get("p95_ms"), "max_ms": w.get("max_ms"),
                      "n": w.get("n"), "missed": w.get("missed"), "watch_mode": w.get("watch_mode"),
                      "baseline_monitor_p50_ms": b.get("p50_ms"), "baseline_monitor_p95_ms": b.get("p95_ms"),
@@ -170,8 +170,8 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
         f6[label] = {"frames": idle.get("frames"), "seconds": idle.get("seconds"),
                      "met": _met(idle.get("frames"), lambda v: v <= GOALS["idle_frames"])}
 
-    big_keys = _get(sessions, f"app_{big_l}", "keys") or {}
-    base_keys = _get(sessions, f"app_{base_l}", "keys") or {}
+    big_keys = _get(sessions, "app_big", "keys") or {}
+    base_keys = _get(sessions, "keys_baseline", "keys") or {}
     f4: dict[str, Any] = {"goal_p95_ms": GOALS["key_p95_ms"], "tree": big_l, "baseline_tree": base_l,
                           "rows_in_table": big_keys.get("rows_in_table"), "baseline_rows_in_table": base_keys.get("rows_in_table")}
     for key in KEYS:
@@ -191,15 +191,17 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
     out["4_key_to_repaint"] = f4
     out["5_write_to_visible"] = f5
     out["6_idle_frames"] = f6
-    out["capture"] = {label: {"frames": _get(sessions, f"app_{label}", "frames_total"),
-                              "hook_ms_total": _get(sessions, f"app_{label}", "hook_ms_total"),
-                              "hook_ms_max": _get(sessions, f"app_{label}", "hook_ms_max"),
-                              "import_s": _get(sessions, f"app_{label}", "import_s"),
-                              "status_first_frame": _get(sessions, f"app_{label}", "launch", "status_first_frame"),
-                              "status_last_frame_before_ready": _get(sessions, f"app_{label}", "launch",
-                                                                     "status_last_frame_before_ready"),
-                              "frames_before_ready": _get(sessions, f"app_{label}", "launch", "frames_before_ready")}
-                      for label in (base_l, small_l, big_l)}
+    out["capture"] = {f"{role}_{label}": {
+        "frames": _get(sessions, role, "frames_total"),
+        "hook_ms_total": _get(sessions, role, "hook_ms_total"),
+        "hook_ms_max": _get(sessions, role, "hook_ms_max"),
+        "import_s": _get(sessions, role, "import_s"),
+        "launch_first_row_ms": _get(sessions, role, "launch", "first_row_ms"),
+        "launch_stall_ms": _get(sessions, role, "launch", "stall", "max_ms"),
+        "frames_before_ready": _get(sessions, role, "launch", "frames_before_ready"),
+        "status_first_frame": _get(sessions, role, "launch", "status_first_frame"),
+        "status_last_frame_before_ready": _get(sessions, role, "launch", "status_last_frame_before_ready"),
+    } for role, label in (("keys_baseline", base_l), ("app_small", small_l), ("app_big", big_l))}
 
     def worst(fig: dict[str, Any], key: str) -> Any:
         vals = [fig[l].get(key) for l in (small_l, big_l) if isinstance(fig.get(l), dict) and fig[l].get(key) is not None]

@@ -516,7 +516,7 @@ async def writes_phase(app: TriageApp, pilot, rec: FrameRecorder, msgs: Messages
     for path, body, marker in ops:
         if table.cursor != 0 or round(table.scroll_y) != 0:
             await pilot.press("home")  # keep the top of the table (where new rows sort) in view
-        await rec.quiet(0.05, max_wait=10.0)
+        await rec.quiet(0.25, max_wait=10.0)  # the write lands on an app at rest
         pred = (lambda m: lambda r: any(m in line for line in r.lines))(marker)
         t0 = time.monotonic()
         write_bytes(path, body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -178,7 +179,7 @@ class FindingIndex:
                     state.history = []
                 return
             if name == STAGE_MD:
-                state.stage = parse_stage_md(read.data if isinstance(read.data, str) else "")
+                state.stage = [_compact_stage(e) for e in parse_stage_md(read.data if isinstance(read.data, str) else "")]
             else:
                 state.history = _parse_history(read.raw or b"")
             return
@@ -499,12 +500,26 @@ def _stat_at(dir_fd: int, name: str) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
+HISTORY_KEYS = ("node_id", "parent_node_id", "stderr_hash", "files_touched")
+HISTORY_KEPT = 200  # the classifier looks at the last 10 events of a node; siblings need a few more
+
+
 def _parse_history(raw: bytes) -> list[dict[str, Any]]:
+    """The history events the F1-F6 rules read, with only the fields they read."""
     events = []
     for _line, value, _error in reading.iter_jsonl(raw):
         if isinstance(value, dict):
-            events.append(value)
-    return events[-1000:]
+            events.append({k: value[k] for k in HISTORY_KEYS if k in value})
+    return events[-HISTORY_KEPT:]
+
+
+def _compact_stage(e: StageEntry) -> StageEntry:
+    """What the derivation and the run summary use of a STAGE.md entry, names shared."""
+    def intern(v: str | None) -> str | None:
+        return sys.intern(v) if v is not None and len(v) < 100 else v
+
+    return StageEntry(time=e.time, role=intern(e.role), agent=None, attempt=None, status=intern(e.status),
+                      failure_type=intern(e.failure_type), retryable=None, next_action=None, line=0)
 
 
 def scan(roots: Iterable[str | os.PathLike[str]], **kw: Any) -> FindingIndex:
