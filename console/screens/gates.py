@@ -73,11 +73,11 @@ class GateQueueScreen(ModalScreen[str | None]):
         now = self.now()
         options = []
         for f in self.gates:
-            line = Text()
+            line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{f.gate:<11}", style="bold")
             line.append(f"{age(f, now):>5}  ")
-            line.append(_fit(safe(f.run), 38) + " ")
-            line.append(_fit(safe(f.node or "-"), 18) + " ")
+            line.append(_fit(safe(f.run), 34) + " ")
+            line.append(_fit(safe(f.node or "-"), 16) + " ")
             line.append(GATE_MEANING.get(f.gate or "", ""), style="dim")
             options.append(Option(line, id=f.id))
         if not options:

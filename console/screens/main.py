@@ -65,6 +65,13 @@ class MainScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 170, "narrow")
+        self.set_class(self.size.width < 100, "tiny")
+        self.call_after_refresh(self._fit_header)
+
+    def _fit_header(self) -> None:
+        self.query_one("#table-header", Static).update(Text(header_text(self.table.size.width)))
+        self.table._line_cache.clear()
+        self.table.refresh()
 
     # --- data in ------------------------------------------------------------------------
     @property

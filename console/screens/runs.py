@@ -42,7 +42,7 @@ class RunsScreen(ModalScreen[str | None]):
         yield Static(Text(title, style="bold"), id="runs-title")
         options = []
         for r in self.runs:
-            line = Text()
+            line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{r.state:<9}", style=STATE_STYLE.get(r.state, ""))
             line.append(f" {_fit(safe(r.run), 44)} ")
             line.append(f"{(r.last_activity or '')[:16].replace('T', ' '):<17}", style="dim")

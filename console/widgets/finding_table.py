@@ -63,7 +63,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("confidence", "CONF", 4, _conf),
     Column("gate", "GATE", 10, lambda f: f.gate or ""),
 )
+# Under 100 columns: no time or retryable column, narrower names (the detail shows them all).
+NARROW_COLUMNS: tuple[Column, ...] = (
+    Column("run", "RUN", 22, lambda f: f.run),
+    Column("node", "NODE", 12, lambda f: f.node or ""),
+    Column("class", "CLASS", 16, _class),
+    Column("route", "ROUTE", 6, lambda f: f.route),
+    Column("confidence", "CONF", 4, _conf),
+    Column("gate", "GATE", 10, lambda f: f.gate or ""),
+)
+NARROW_BELOW = 100
 SORT_KEYS = ("time", "run", "class", "route", "gate", "confidence")
+
+
+def columns_for(width: int) -> tuple[Column, ...]:
+    return NARROW_COLUMNS if width < NARROW_BELOW else COLUMNS
 
 
 class _View(Sequence):
@@ -96,8 +110,8 @@ def _fit(text: str, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
 
-def header_text() -> str:
-    return " ".join(_fit(c.title, c.width) for c in COLUMNS)
+def header_text(width: int = NARROW_BELOW) -> str:
+    return " ".join(_fit(c.title, c.width) for c in columns_for(width))
 
 
 class FindingTable(ScrollView, can_focus=True):
@@ -243,7 +257,7 @@ class FindingTable(ScrollView, can_focus=True):
         """After the rows changed: sizes, the cursor on the same finding if it is still shown, a repaint."""
         self._line_cache.clear()
         n = len(self._asc)
-        self.virtual_size = Size(sum(c.width + 1 for c in COLUMNS), n)
+        self.virtual_size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
         row = self._all.get(current) if current is not None else None
         if row is not None and self._filter(row):
             i = bisect_left(self._keys, self._key(row))
@@ -290,7 +304,7 @@ class FindingTable(ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("finding-table--new")
         if is_cursor:
             base = base + self.get_component_rich_style("finding-table--cursor")
-        text = " ".join(_fit(safe(c.value(f), max_len=c.width + 1), c.width) for c in COLUMNS)
+        text = " ".join(_fit(safe(c.value(f), max_len=c.width + 1), c.width) for c in columns_for(width))
         text = text[scroll_x : scroll_x + width].ljust(width)
         return Strip([Segment(text, base)], width)
 
