@@ -170,6 +170,13 @@ class RunMonitor:
             self._set_status("polling", f"polling every {self.poll:g} s")
             self._poll_loop()
             return
+        shortfall = watch_shortfall(self.index.dirs_seen)
+        if shortfall is not None:
+            # The kernel refused some watches without a word: those directories would look silent.
+            watcher.close()
+            self._fall_back(OSError(errno.ENOSPC, f"the inotify watch limit is exhausted ({shortfall})"))
+            self._poll_loop()
+            return
         # Anything written between the watcher's start and the end of the scan was seen by the scan.
         self._watch_loop(watcher, missing)
 
@@ -190,8 +197,9 @@ class RunMonitor:
 
     def _fall_back(self, exc: OSError) -> None:
         limit = exc.errno == errno.ENOSPC or "limit" in str(exc).lower()
-        why = ("the inotify watch limit is exhausted (raise fs.inotify.max_user_watches)" if limit
-               else f"file watching failed: {exc}")
+        detail = exc.strerror if exc.strerror and "(" in exc.strerror else ""
+        why = (f"the inotify watch limit is exhausted{' ' + detail[detail.index('('):] if detail else ''}"
+               " (raise fs.inotify.max_user_watches)" if limit else f"file watching failed: {exc}")
         self.reconcile_interval = self.poll or 2.0
         self._set_status("degraded", f"{why}; polling every {self.reconcile_interval:g} s instead")
 
@@ -247,6 +255,33 @@ class RunMonitor:
                 change, _ = reconcile(self.index)
                 self._emit(change)
                 self._watch_loop(watcher, missing)
+
+
+def watch_shortfall(directories: int) -> str | None:
+    """Whether this process holds fewer inotify watches than there are directories to watch.
+
+    When the per-user limit (fs.inotify.max_user_watches) runs out, the watcher starts anyway and
+    the directories it could not add simply never report. Linux shows every watch of an inotify
+    descriptor in /proc/self/fdinfo; elsewhere nothing can be told, and None is returned.
+    """
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    watches = 0
+    found = False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as fh:
+                watches += sum(1 for line in fh if line.startswith("inotify wd:"))
+            found = True
+        except OSError:
+            continue
+    if not found or watches >= directories:
+        return None
+    return f"{watches:,} of {directories:,} directories watched"
 
 
 def _wanted(path: str) -> bool:

@@ -209,3 +209,28 @@ def test_inotify_limit_falls_back_to_polling_and_says_so(root: Path, monkeypatch
         live.monitor.reconcile_interval = 0.1
         write_json(root / "run-z" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-z/FAILURE.json" in live.paths(), timeout=5)
+
+
+def test_watch_shortfall_counts_this_process_watches(tmp_path: Path) -> None:
+    from watchfiles._rust_notify import RustNotify
+
+    from console.monitor import watch_shortfall
+
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    with RustNotify([str(tmp_path)], False, False, 0, True, True):
+        assert watch_shortfall(4) is None  # the root and its three directories are watched
+        short = watch_shortfall(10**7)
+        assert short is not None and "of 10,000,000 directories watched" in short
+
+
+def test_silent_watch_limit_degrades_to_polling(root: Path, monkeypatch) -> None:
+    import console.monitor as monitor
+
+    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs: f"0 of {dirs} directories watched")
+    with Live(root) as live:
+        assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
+        assert "watch limit is exhausted (0 of" in live.statuses[-1].detail
+        live.monitor.reconcile_interval = 0.1
+        write_json(root / "run-y" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-y/FAILURE.json" in live.paths(), timeout=5)

@@ -120,6 +120,7 @@ class FindingIndex:
         # fingerprint -> {run key: times}, kept current run by run so "seen N times in M runs" is O(1)
         self._prints: dict[str, dict[tuple[str, str], int]] = {}
         self._building: dict[tuple[str, str], RunState] | None = None  # a scan's new runs, until swapped in
+        self.dirs_seen = 0  # directories the last scan walked (what a file watcher must cover)
 
     def _derive(self, key: tuple[str, str], state: RunState, prints: dict | None = None) -> None:
         """Re-derive one run and move its fingerprints in the cross-run count."""
@@ -237,6 +238,7 @@ class FindingIndex:
                     last_flush = now
 
         self._building = building
+        self.dirs_seen = 0
         try:
             for root in self.roots:
                 self._scan_root(root, problems, finish)
@@ -269,6 +271,7 @@ class FindingIndex:
             rel_dir = "." if dirpath == root else dirpath[root_len:]
             depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
             dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
+            self.dirs_seen += 1
             if depth == 0:
                 for name in filenames:
                     if is_tracked(name):

@@ -6,15 +6,13 @@ from datetime import datetime, timezone
 from typing import Callable, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.findings import Finding
 from ..core.safety import safe
 from ..paths import style
+from .picker import PickerScreen, fit
 
 GATE_MEANING = {
     "confirm": "approve or reject a risky step",
@@ -42,10 +40,6 @@ def age(finding: Finding, now: datetime) -> str:
     return f"{seconds}s"
 
 
-def _fit(text: str, width: int) -> str:
-    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
-
-
 def pending_gates(findings: list[Finding]) -> list[Finding]:
     """Findings that wait for a person, oldest first."""
     gated = [f for f in findings if f.gate and not f.superseded_by and f.status == "ok"]
@@ -53,43 +47,31 @@ def pending_gates(findings: list[Finding]) -> list[Finding]:
     return gated
 
 
-class GateQueueScreen(ModalScreen[str | None]):
+class GateQueueScreen(PickerScreen):
     """Pick a gate; returns the finding id (or None)."""
 
     CSS_PATH = style("gates.tcss")
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,g", "dismiss(None)", "Back", id="gates.back"),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+    LIST_ID = "gate-list"
+    EMPTY = "Nothing waits for a person."
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,g", "dismiss(None)", "Back", id="gates.back")]
 
     def __init__(self, findings: list[Finding], now: Callable[[], datetime]) -> None:
         super().__init__()
         self.gates = pending_gates(findings)
         self.now = now
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(f"Human gates — {len(self.gates)} waiting, oldest first", style="bold"), id="gates-title")
+    def heading(self) -> Text:
+        return Text(f"Human gates — {len(self.gates)} waiting, oldest first", style="bold")
+
+    def options(self) -> list[Option]:
         now = self.now()
         options = []
         for f in self.gates:
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{f.gate:<11}", style="bold")
             line.append(f"{age(f, now):>5}  ")
-            line.append(_fit(safe(f.run), 34) + " ")
-            line.append(_fit(safe(f.node or "-"), 16) + " ")
+            line.append(fit(safe(f.run), 34) + " ")
+            line.append(fit(safe(f.node or "-"), 16) + " ")
             line.append(GATE_MEANING.get(f.gate or "", ""), style="dim")
             options.append(Option(line, id=f.id))
-        if not options:
-            options.append(Option(Text("Nothing waits for a person."), id="none", disabled=True))
-        yield OptionList(*options, id="gate-list")
-        yield Footer()
-
-    def action_cursor_down(self) -> None:
-        self.query_one(OptionList).action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.query_one(OptionList).action_cursor_up()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        return options
