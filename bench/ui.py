@@ -57,6 +57,19 @@ def _session(cfg: dict[str, Any], timeout: float = 1500.0) -> dict[str, Any]:
         return {"error": f"ui session exited with code {proc.returncode} and no JSON result"}
 
 
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _dirs(root: str) -> int:
+    """Directories under root, root included: what a recursive inotify watcher needs one watch each for."""
+    return sum(1 for _ in os.walk(root))
+
+
 def _label(runs: int) -> str:
     return f"{runs // 1000}k" if runs >= 1000 and runs % 1000 == 0 else str(runs)
 
@@ -103,12 +116,14 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     common = {"size": list(SIZE), "writes_if_not_live": 10}
     big_l, small_l, base_l = _label(big_runs), _label(small_runs), _label(KEY_BASELINE_RUNS)
     sessions: dict[str, Any] = {}
+    inotify = {"max_user_watches": _read_int("/proc/sys/fs/inotify/max_user_watches"),
+               f"directories_{small_l}": _dirs(small), f"directories_{big_l}": _dirs(big)}
     try:
         progress(f"ui: {base_l} tree: launch + keys (keys baseline)")
         sessions["keys_baseline"] = _session(dict(common, label=base_l, tree=base_tree, runs=KEY_BASELINE_RUNS,
-                                                  standalone=True, keys=keys))
+                                                  standalone=True, standalone_repeats=2, keys=keys))
         progress(f"ui: {small_l} tree: launch, idle, writes")
-        sessions["app_small"] = _session(dict(common, label=small_l, tree=small, runs=small_runs, standalone=True,
+        sessions["app_small"] = _session(dict(common, label=small_l, tree=small, runs=small_runs, standalone=True, standalone_repeats=2,
                                                    idle_s=idle_s, writes=writes))
         progress(f"ui: {small_l} tree: core monitor baseline")
         sessions["monitor_small"] = _session(dict(common, mode="monitor", label=small_l, tree=small, writes=writes))
@@ -120,7 +135,9 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     finally:
         for path in own:
             shutil.rmtree(path, ignore_errors=True)
-    return figures(sessions, small_l, big_l, base_l, writes, idle_s)
+    out = figures(sessions, small_l, big_l, base_l, writes, idle_s)
+    out["inotify"] = inotify
+    return out
 
 
 def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, writes: int, idle_s: float) -> dict[str, Any]:
@@ -149,18 +166,20 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
                      "ratio": ratio(rp, std), "ready_signal_s": la.get("ready_signal_s"),
                      "ready_signal_to_painted_ms": la.get("ready_signal_to_painted_ms"),
                      "status_counts_match_index": la.get("status_counts_match_index"),
+                     "status_counts_not_shown": la.get("status_counts_not_shown"),
                      "findings": s.get("findings"), "watch_mode": la.get("watch_mode"),
                      "met": _met(over, lambda v: v <= GOALS["ready_over_standalone_s"])}
         stall = {"launch_ms": _get(la, "stall", "max_ms"), "live_writes_ms": _get(s, "writes", "stall", "max_ms"),
                  "keys_ms": _get(s, "keys", "stall", "max_ms"), "idle_ms": _get(s, "idle", "stall", "max_ms")}
         worst = max((v for k, v in stall.items() if k in ("launch_ms", "live_writes_ms") and v is not None), default=None)
-        f3[label] = dict(stall, met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
+        f3[label] = dict(stall, launch_top_s_ms=la.get("stall_top_s_ms"), met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
         w = s.get("writes") or {}
         b = sessions.get(f"monitor_{role}") or {}
         f5[label] = {"p50_ms": w.get("p50_ms"), "p95_ms": w.get("p95_ms"), "max_ms": w.get("max_ms"),
-                     "n": w.get("n"), "missed": w.get("missed"), "watch_mode": w.get("watch_mode"),
+                     "n": w.get("n"), "missed": w.get("missed"), "timeout_s": w.get("timeout_s"), "watch_mode": w.get("watch_mode"),
                      "baseline_monitor_p50_ms": b.get("p50_ms"), "baseline_monitor_p95_ms": b.get("p95_ms"),
-                     "baseline_monitor_missed": b.get("missed"), "baseline_watch_mode": b.get("watch_mode"),
+                     "baseline_monitor_n": b.get("n"), "baseline_monitor_missed": b.get("missed"),
+                     "baseline_watch_mode": b.get("watch_mode"),
                      "ratio_p95": ratio(w.get("p95_ms"), b.get("p95_ms")),
                      "write_to_index_changed_dispatched_p95_ms": _get(w, "write_to_index_changed_dispatched", "p95_ms"),
                      "index_changed_dispatched_to_frame_p95_ms": _get(w, "index_changed_dispatched_to_frame", "p95_ms"),

@@ -96,7 +96,7 @@ def reconcile(index: FindingIndex) -> tuple[Change, list[str]]:
     return index.apply(changed + gone), missing
 
 
-POLL_DUTY = 0.2  # polling never takes more than this share of a core: slow listings stretch the period
+POLL_DUTY = 0.15  # polling never takes more than this share of a core: slow listings stretch the period
 
 
 class RunMonitor:
