@@ -172,7 +172,8 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
         stall = {"launch_ms": _get(la, "stall", "max_ms"), "live_writes_ms": _get(s, "writes", "stall", "max_ms"),
                  "keys_ms": _get(s, "keys", "stall", "max_ms"), "idle_ms": _get(s, "idle", "stall", "max_ms")}
         worst = max((v for k, v in stall.items() if k in ("launch_ms", "live_writes_ms") and v is not None), default=None)
-        f3[label] = dict(stall, launch_top_s_ms=la.get("stall_top_s_ms"), met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
+        f3[label] = dict(stall, launch_top_s_ms=la.get("stall_top_s_ms"), launch_gc=la.get("gc"),
+                         live_writes_gc=_get(s, "writes", "gc"), met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
         w = s.get("writes") or {}
         b = sessions.get(f"monitor_{role}") or {}
         f5[label] = {"p50_ms": w.get("p50_ms"), "p95_ms": w.get("p95_ms"), "max_ms": w.get("max_ms"),

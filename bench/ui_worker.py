@@ -221,6 +221,27 @@ class StallProbe:
         return [(round(start - t0, 3), round(o * 1000, 1)) for o, start in got]
 
 
+class GcPauses:
+    """Every garbage collection of this process (any thread): (start, seconds, generation)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, float, int]] = []
+        self._t = 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t = time.monotonic()
+        else:
+            self.events.append((self._t, time.monotonic() - self._t, info.get("generation", -1)))
+
+    def window(self, t0: float, t1: float) -> dict[str, Any]:
+        ev = [e for e in self.events if t0 <= e[0] <= t1]
+        top = sorted(ev, key=lambda e: -e[1])[:3]
+        return {"collections": len(ev), "total_ms": round(sum(e[1] for e in ev) * 1000, 1),
+                "top_s_ms_gen": [(round(e[0] - t0, 3), round(e[1] * 1000, 1), e[2]) for e in top]}
+
+
 # --- helpers ------------------------------------------------------------------------------------
 
 def region_rows(app: TriageApp, selector: str) -> list[int]:
@@ -318,6 +339,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         progress(f"ui[{cfg['label']}]: standalone FindingIndex.scan() {min(times):.2f} s")
 
     msgs = Messages()
+    gcp = GcPauses()
     probe = StallProbe().start()
     t_launch = time.monotonic()
     app = TriageApp([tree], monitor=True)
@@ -372,6 +394,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
             "watch_detail": app.watch_detail,
             "stall": probe.window(t_launch, t_settled),
             "stall_top_s_ms": probe.top(t_launch, t_settled),  # (seconds after launch, stall ms)
+            "gc": gcp.window(t_launch, t_settled),  # garbage collections (they stop every thread)
         }
         progress(f"ui[{cfg['label']}]: first row {out['launch']['first_row_ms']} ms, ready painted "
                  f"{out['launch']['ready_painted_s']} s, stall {out['launch']['stall'].get('max_ms')} ms, "
@@ -392,6 +415,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
             t0 = time.monotonic()
             out["keys"] = await keys_phase(app, pilot, rec, cfg["keys"], cfg["label"])
             out["keys"]["stall"] = probe.window(t0, time.monotonic())
+            out["keys"]["gc"] = gcp.window(t0, time.monotonic())
 
         # -- writes ---------------------------------------------------------------------------
         n = cfg.get("writes", 0)
@@ -402,6 +426,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
             # while live: from each write until its row was painted (+50 ms), not the 'home' presses between
             out["writes"]["stall"] = probe.windows(out["writes"].pop("spans"))
             out["writes"]["stall_whole_phase"] = probe.window(t0, time.monotonic())
+            out["writes"]["gc"] = gcp.window(t0, time.monotonic())
             out["writes"]["watch_mode"] = app.watch_mode
 
         out["frames_total"] = rec.count

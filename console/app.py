@@ -65,6 +65,7 @@ class TriageApp(App[None]):
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.watch_mode = "indexing"
         self.watch_detail = ""
+        self.indexing = True  # until the initial scan is in; the watcher may report "live" before that
         self.monitor = None
 
     def get_system_commands(self, screen) -> Iterable[SystemCommand]:
@@ -107,7 +108,7 @@ class TriageApp(App[None]):
         self.post_message(self.IndexReady())
 
     def _progress(self) -> None:
-        if self.watch_mode == "indexing":
+        if self.indexing:
             self.watch_detail = f"reading… {self.index.files_read:,} files"
             self._main().refresh_status()
 
@@ -123,9 +124,10 @@ class TriageApp(App[None]):
 
     # --- index messages -----------------------------------------------------------------
     def on_triage_app_index_ready(self, _message: IndexReady) -> None:
+        self.indexing = False
         if self.watch_mode == "indexing":
             self.watch_mode = "live" if self.monitor is not None else "static"
-            self.watch_detail = ""
+        self.watch_detail = ""
         problems = "; ".join(f"{root}: {why}" for root, why in self.index.root_problems.items())
         if problems:
             self.watch_detail = problems
@@ -133,7 +135,7 @@ class TriageApp(App[None]):
         self._main().load(self.index.rows())
 
     def on_triage_app_index_batch(self, message: IndexBatch) -> None:
-        if self.watch_mode == "indexing":
+        if self.indexing:
             self._main().add_initial(message.rows)
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
@@ -145,7 +147,8 @@ class TriageApp(App[None]):
 
     def on_triage_app_watch_status(self, message: WatchStatus) -> None:
         self.watch_mode = message.mode if message.mode != "starting" else self.watch_mode
-        self.watch_detail = message.detail if message.mode not in ("live",) else ""
+        if not self.indexing:
+            self.watch_detail = message.detail if message.mode not in ("live",) else ""
         if message.mode == "degraded":
             self.notify(message.detail, title="Watching degraded", severity="warning", timeout=8)
         self._main().refresh_status()

@@ -201,3 +201,27 @@ async def test_table_incremental_updates_match_a_full_sort() -> None:
             assert [f.id for f in table.rows] == [f.id for f in expected]
             assert table.tally["findings"] == len(live)
             assert table.tally["route:human"] == sum(1 for f in live.values() if f.route == "human")
+
+
+async def test_rows_appear_before_the_initial_scan_ends(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "runs"
+    for i in range(400):
+        (root / f"run-{i:03d}").mkdir(parents=True)
+        (root / f"run-{i:03d}" / "FAILURE.json").write_text(json.dumps({"failure_type": "test_failed"}))
+    batches: list[int] = []
+    original = MainScreen.add_initial
+
+    def spy(self, rows) -> None:
+        batches.append(len(rows))
+        original(self, rows)
+
+    monkeypatch.setattr(MainScreen, "add_initial", spy)
+    app = TriageApp([str(root)], monitor=True, clock=lambda: FROZEN)
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.indexing:
+                break
+        assert batches and sum(batches) == 400  # every row came through the streamed batches
+        assert len(table.rows) == 400
