@@ -257,13 +257,9 @@ class RunMonitor:
                 self._watch_loop(watcher, missing)
 
 
-def watch_shortfall(directories: int) -> str | None:
-    """Whether this process holds fewer inotify watches than there are directories to watch.
-
-    When the per-user limit (fs.inotify.max_user_watches) runs out, the watcher starts anyway and
-    the directories it could not add simply never report. Linux shows every watch of an inotify
-    descriptor in /proc/self/fdinfo; elsewhere nothing can be told, and None is returned.
-    """
+def inotify_watches() -> int | None:
+    """How many inotify watches this process holds (Linux: /proc/self/fdinfo); None if it has no
+    inotify descriptor or this cannot be told."""
     try:
         fds = os.listdir("/proc/self/fd")
     except OSError:
@@ -279,7 +275,17 @@ def watch_shortfall(directories: int) -> str | None:
             found = True
         except OSError:
             continue
-    if not found or watches >= directories:
+    return watches if found else None
+
+
+def watch_shortfall(directories: int) -> str | None:
+    """Whether this process holds fewer inotify watches than there are directories to watch.
+
+    When the per-user limit (fs.inotify.max_user_watches) runs out, the watcher starts anyway and
+    the directories it could not add simply never report.
+    """
+    watches = inotify_watches()
+    if watches is None or watches >= directories:
         return None
     return f"{watches:,} of {directories:,} directories watched"
 
