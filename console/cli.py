@@ -96,11 +96,8 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
         if not show_all:
             findings = [f for f in findings if not f.superseded_by]
         click.echo(_table(findings))
-        for root, problem in index.root_problems.items():
-            click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
     for root, problem in index.root_problems.items():
-        if as_json:
-            click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
+        click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
     if needs_human and findings:
         sys.exit(EXIT_NEEDS_HUMAN)
 

@@ -12,7 +12,6 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pytest
 
 from console.app import TriageApp
 from console.core.index import sample_runs_dir

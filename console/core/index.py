@@ -13,10 +13,9 @@ import stat
 import sys
 import threading
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from . import reading
 from .findings import Entry, Finding, Row, load_entry, problem_entry
@@ -484,10 +483,6 @@ class FindingIndex:
             per_run = self._prints.get(fingerprint or "")
             return (sum(per_run.values()), len(per_run)) if per_run else (0, 0)
 
-    def fingerprint_counts(self) -> dict[str, tuple[int, int]]:
-        """fingerprint -> (times seen, number of runs)."""
-        with self._lock:
-            return {fp: (sum(per_run.values()), len(per_run)) for fp, per_run in self._prints.items()}
 
 
 def _hidden(rel: str) -> bool:
@@ -523,12 +518,6 @@ def _compact_stage(e: StageEntry) -> StageEntry:
 
     return StageEntry(time=e.time, role=intern(e.role), agent=None, attempt=None, status=intern(e.status),
                       failure_type=intern(e.failure_type), retryable=None, next_action=None, line=0)
-
-
-def scan(roots: Iterable[str | os.PathLike[str]], **kw: Any) -> FindingIndex:
-    index = FindingIndex(roots, **kw)
-    index.scan()
-    return index
 
 
 def default_roots(cwd: Path | None = None) -> list[Path]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
