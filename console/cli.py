@@ -275,5 +275,255 @@ def demo_cmd(interval: float) -> None:
         shutil.rmtree(root.parent, ignore_errors=True)
 
 
+# --- decisions ------------------------------------------------------------------------
+
+EXIT_ALREADY_DECIDED = 3
+EXIT_CANNOT_WRITE = 4
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **extra: Any) -> None:
+    if as_json:
+        click.echo(_dump({"error": message, **extra}))
+    click.echo(f"triage: {safe(message, max_len=600)}", err=True)
+    sys.exit(code)
+
+
+def _find(ref: str, roots: tuple[str, ...]) -> tuple[FindingIndex, Finding | None]:
+    path = Path(ref)
+    search = list(roots)
+    if not search and path.exists() and path.is_file():
+        search = [str(_guess_root(path))]
+    index = _index(tuple(search))
+    key = str(path.resolve()) if path.exists() else ref
+    return index, index.get(key) or index.get(ref)
+
+
+def _load_config(config_file: str | None, policy_file: str | None, roots: Iterable[str], as_json: bool = False):
+    from .core.config import ConfigError, load_policy, load_settings, policy_path
+
+    try:
+        settings = load_settings(config_file, roots=roots)
+        policy = load_policy(policy_path(policy_file, settings), roots=roots)
+    except ConfigError as exc:
+        _fail(str(exc), as_json=as_json)
+    return settings, policy
+
+
+def _signer_keys(policy: Any, operator: str | None) -> list[str]:
+    """Public keys allowed_signers lists for the operator (to pick the right ssh-agent key)."""
+    if not operator or not policy.allowed_signers:
+        return []
+    try:
+        lines = Path(policy.allowed_signers).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    keys = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 3 and operator in parts[0].split(","):
+            keys.append(" ".join(p for p in parts[1:] if not p.startswith(("namespaces=", "valid-", "cert-authority")))[:2000])
+    return keys
+
+
+_DECISION_OPTIONS = [
+    click.option("--key", "key", type=click.Path(), help="Private key file to sign with (a .pub: its key in ssh-agent)."),
+    click.option("--operator", help="Principal to sign as (overrides the settings)."),
+    click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings)."),
+    click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG)."),
+]
+
+
+def _decision_options(func):
+    for option in reversed(_DECISION_OPTIONS):
+        func = option(func)
+    return func
+
+
+@main.command("decide")
+@click.argument("ref")
+@click.option("--choice", required=True, help="The choice (see docs/decisions.md for each gate's choices).")
+@click.option("--comment", help="Why; required for escalation and hold gates.")
+@click.option("--remedy", type=click.Choice(["revise_skill", "swap_agent", "reduce_task"]), help="With --choice release.")
+@click.option("--answer", help="The answer to a clarification request (clarify gates).")
+@click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
+@_decision_options
+@click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
+def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, answer: str | None, roots: tuple[str, ...],
+               key: str | None, operator: str | None, policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Sign and publish a decision on the gated finding REF (id or path).
+
+    Exit 0 published; 2 bad usage or refused by the policy; 3 already decided (by whom is
+    printed); 4 could not sign or write.
+    """
+    from .core import decisions, signing
+    from .core.audit import AuditError
+
+    index, finding = _find(ref, roots)
+    if finding is None:
+        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
+    operator = operator or settings.operator
+    try:
+        decisions.preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy, answer=answer)
+        signer = signing.resolve(key or settings.signing_key, interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
+                                comment=comment, remedy=remedy, answer=answer)
+    except decisions.AlreadyDecided as exc:
+        p = exc.payload
+        _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator"), choice=p.get("choice"),
+              issued_at=p.get("issued_at"), decision_path=str(Path(finding.root) / exc.path))
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except (signing.SigningError, AuditError, OSError) as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    if as_json:
+        click.echo(_dump(done.to_json()))
+        return
+    click.echo(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator}")
+    click.echo(f"decision  {done.decision_path}")
+    click.echo(f"signature {done.signature_path}")
+    click.echo(f"finding sha256 {done.finding_sha256}   expires {done.payload['expires_at']}")
+    if done.superseded:
+        click.echo(f"the decision it replaces is kept as {done.superseded}")
+
+
+def _decision_root(path: Path) -> tuple[str, str]:
+    """(root, decision path relative to it) for a decision file, from the finding path it names."""
+    from .core import decisions
+
+    raw = path.read_bytes()[: decisions.MAX_DECISION_BYTES + 1] if not path.is_symlink() else b""
+    status, data, _err, _notes = reading.parse_json_bytes(raw)
+    finding = data.get("finding_path") if status == "ok" and isinstance(data, dict) else None
+    if isinstance(finding, str) and finding and not finding.startswith("/") and ".." not in finding.split("/"):
+        depth = finding.count("/")
+        root = path.absolute().parent
+        for _ in range(depth):
+            root = root.parent
+        return str(root), str(path.absolute().relative_to(root)).replace("\\", "/")
+    return str(path.absolute().parent), path.name
+
+
+@main.command("verify")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings).")
+@click.option("--allowed-signers", type=click.Path(), help="OpenSSH allowed_signers file (overrides the policy's).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@click.option("--json", "as_json", is_flag=True, help="Print one verdict per path as a JSON array.")
+def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers: str | None, config_file: str | None,
+               as_json: bool) -> None:
+    """Check decision files: valid, invalid (why), stale or expired. Exit 0 only if all are valid and current.
+
+    A PATH may be a decision file or the finding it answers.
+    """
+    import dataclasses
+
+    from .core import decisions
+
+    located = []
+    for raw_path in paths:
+        path = Path(raw_path)
+        if path.name.endswith(".json") and ".decision." not in path.name:
+            path = path.with_name(decisions.paths_for(path.name)[0])
+        if not path.exists() and not path.is_symlink():
+            located.append((raw_path, None, None))
+            continue
+        root, rel = _decision_root(path)
+        located.append((raw_path, root, rel))
+    settings, policy = _load_config(config_file, policy_file, [r for _p, r, _rel in located if r], as_json)
+    if allowed_signers:
+        policy = dataclasses.replace(policy, allowed_signers=str(Path(allowed_signers).absolute()))
+    out = []
+    for raw_path, root, rel in located:
+        if root is None or rel is None:
+            verdict = decisions.Verdict("invalid", ("no such decision file",), raw_path)
+        else:
+            verdict = decisions.verify_decision(root, rel, policy)
+        out.append((raw_path, verdict))
+    if as_json:
+        click.echo(_dump([{**v.to_json(), "path": p} for p, v in out]))
+    else:
+        for p, v in out:
+            who = v.payload or {}
+            line = f"{v.state:<10} {safe(p)}"
+            if who:
+                line += f"  ({safe(who.get('gate'))}: {safe(who.get('choice'))} by {safe(who.get('operator'))}, {safe(who.get('issued_at'))})"
+            click.echo(line)
+            for reason in v.reasons:
+                click.echo(f"           {safe(reason, max_len=400)}")
+    sys.exit(0 if all(v.state == "valid" for _p, v in out) else 1)
+
+
+@main.command("keygen")
+@click.option("--file", "path", type=click.Path(), default="~/.ssh/triage_ed25519", show_default=True,
+              help="Where to write the private key (the public key goes beside it, .pub).")
+@click.option("--operator", help="Principal to name in the allowed_signers line (default: the settings' operator).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+def keygen_cmd(path: str, operator: str | None, config_file: str | None) -> None:
+    """Make an ed25519 signing key for an operator who has none (never overwrites)."""
+    import os
+
+    from .core import signing
+
+    settings, _policy = _load_config(config_file, None, [])
+    operator = operator or settings.operator or f"{os.environ.get('USER', 'operator')}@{os.uname().nodename}"
+    try:
+        public = signing.keygen(path, operator)
+    except signing.SigningError as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE)
+    full = os.path.expanduser(path)
+    click.echo(f"private key {full} (no passphrase: keep it private, or add one with ssh-keygen -p -f {full})")
+    click.echo(f"public key  {full}.pub")
+    click.echo("add this line to the policy's allowed_signers file:")
+    click.echo(f"{operator} {public}")
+    click.echo("and to your settings:")
+    click.echo(f'operator = "{operator}"\nsigning_key = "{full}"')
+
+
+@main.group("audit")
+def audit_group() -> None:
+    """The per-root audit log of decisions."""
+
+
+@audit_group.command("verify")
+@click.argument("roots", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print one report per root as JSON.")
+def audit_verify_cmd(roots: tuple[str, ...], as_json: bool) -> None:
+    """Check each root's audit log: no edited, torn, reordered or missing lines; every decision logged.
+
+    Exit 0 when every log verifies, 1 otherwise.
+    """
+    import hashlib
+    import os
+
+    from .core import audit, decisions
+
+    reports = []
+    for root in _roots(roots):
+        root = os.path.abspath(root)
+        report = audit.verify(root)
+        logged = set(report.decisions)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in filenames:
+                if decisions.is_decision_name(name) and not name.endswith(".sig"):
+                    full = os.path.join(dirpath, name)
+                    try:
+                        digest = hashlib.sha256(decisions.read_safely(root, os.path.relpath(full, root))).hexdigest()
+                    except (OSError, ValueError, reading.UnsafePath) as exc:
+                        report.problems.append(f"cannot read {os.path.relpath(full, root)}: {exc}")
+                        continue
+                    if digest not in logged:
+                        report.problems.append(f"{os.path.relpath(full, root)} is not in the audit log")
+        reports.append(report)
+    if as_json:
+        click.echo(_dump([{"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems} for r in reports]))
+    else:
+        for r in reports:
+            click.echo(f"{'ok' if r.ok else 'FAILED':<7}{safe(r.root)}: {r.entries} entries")
+            for problem in r.problems:
+                click.echo(f"       {safe(problem, max_len=400)}")
+    sys.exit(0 if all(r.ok for r in reports) else 1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -6,7 +6,7 @@ import json
 import shutil
 
 from console.core import taxonomy as tx
-from console.core.index import FindingIndex, is_tracked
+from console.core.index import is_decision, FindingIndex, is_tracked
 
 RUN_A = "r-20261128-1120-orders-v1-endpoint"
 RUN_B = "r-20261128-1730-payments-webhooks"
@@ -114,7 +114,9 @@ def test_decision_files_and_dot_files_are_ignored(tmp_path):
 
 def test_is_tracked():
     assert is_tracked("FAILURE.json") and is_tracked("STAGE.md") and is_tracked("history.jsonl")
-    assert not is_tracked("FAILURE.decision.json")
+    # decision files are tracked for their stat (a change re-judges the finding), never as findings
+    assert is_tracked("FAILURE.decision.json") and is_decision("FAILURE.decision.json")
+    assert is_decision("attempt-2.decision.0b1c.json") and not is_decision("FAILURE.json")
     assert not is_tracked(".hidden.json")
     assert not is_tracked("README.md")
 

@@ -130,6 +130,7 @@ class Row:
     warnings: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     details: dict[str, Any] = field(default_factory=lambda: _NO_DETAILS)
+    decision: Any = None  # a decisions.Mark when a decision file answers this finding
 
     @classmethod
     def of(cls, f: Finding) -> "Row":

@@ -13,7 +13,7 @@ import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -31,8 +31,12 @@ def is_tracked(name: str) -> bool:
     if name.startswith(".") or name.endswith("~"):
         return False
     if name.endswith(".json"):
-        return not name.endswith(".decision.json")
+        return True  # findings, and the decisions beside them (their stat is kept, not their content)
     return name == STAGE_MD or name == HISTORY_JSONL
+
+
+def is_decision(name: str) -> bool:
+    return name.endswith(".json") and ".decision." in name
 
 
 @dataclass(slots=True)
@@ -48,6 +52,11 @@ class RunState:
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
     findings: dict[str, Row] = field(default_factory=dict)  # the derived rows, what queries see
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
+
+    @property
+    def decided(self) -> bool:
+        """Whether any decision file sits in this run (only then are rows judged)."""
+        return any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stats)
 
     def derive(self) -> None:
         final = derive_run(list(self.entries.values()), self.stage, self.history)
@@ -106,12 +115,14 @@ class FindingIndex:
     """Findings of every run under the roots, kept current incrementally. Thread-safe."""
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]], *, max_bytes: int = reading.DEFAULT_MAX_BYTES,
-                 keep_findings: bool = False) -> None:
+                 keep_findings: bool = False, judge: Callable[[str, Row], Any] | None = None) -> None:
         self.roots = [os.path.abspath(os.fspath(r)) for r in roots]
         self.max_bytes = max_bytes
         # Keeping every full Finding costs several KB each; the live console keeps compact rows
         # and re-reads a file when it needs the whole finding. One-shot commands keep them.
         self.keep_findings = keep_findings
+        # judge(root, row) -> the mark of the decision answering a row, or None (decisions.Judge)
+        self.judge = judge
         self.runs: dict[tuple[str, str], RunState] = {}
         self.root_problems: dict[str, str] = {}
         self.files_read = 0
@@ -126,6 +137,11 @@ class FindingIndex:
         prints = self._prints if prints is None else prints
         self._count_prints(prints, key, state, -1)
         state.derive()
+        if self.judge is not None and state.decided:
+            for rel, row in state.findings.items():
+                mark = self.judge(state.root, row)
+                if mark is not None:
+                    state.findings[rel] = replace(row, decision=mark)
         self._count_prints(prints, key, state, +1)
 
     @staticmethod
@@ -156,6 +172,10 @@ class FindingIndex:
 
     def _load(self, state: RunState, root: str, rel: str, name: str, dir_fd: int | None = None) -> None:
         """(Re)read one file into its run's state. FileNotFoundError propagates."""
+        if is_decision(name):  # its content is the judge's business; the index keeps its stat
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
+            state.stats[rel] = (st.st_size, st.st_mtime_ns)
+            return
         aux = name == STAGE_MD or name == HISTORY_JSONL
         read = self._read_at(dir_fd, root, rel, name, json_file=not aux)
         if read.size >= 0:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 __all__ = [
-    "DEFAULT_MAX_BYTES", "UnsafePath", "FileRead", "open_beneath", "open_at", "read_fd",
+    "DEFAULT_MAX_BYTES", "UnsafePath", "FileRead", "open_beneath", "open_dir_beneath", "open_at", "read_fd",
     "parse_json_bytes", "read_json", "read_json_at", "read_text", "read_text_at", "iter_jsonl",
 ]
 
@@ -138,6 +138,24 @@ def open_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
         return _open(fd, parts[-1], path)
     finally:
         os.close(fd)
+
+
+def open_dir_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
+    """Open the directory root/rel (``""`` or ``"."``: the root) without following symlinks below root."""
+    path = os.fsdecode(rel)
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if "\x00" in path or path.startswith("/") or ".." in parts:
+        raise UnsafePath(f"path escapes the root: {_q(path)}")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for i, part in enumerate(parts):
+            sub = _open(fd, part, "/".join(parts[: i + 1]), want_dir=True)
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_at(dir_fd: int, name: str) -> int:
