@@ -17,7 +17,12 @@ from textual.message import Message
 from .core.findings import Finding
 from .core.index import Change, FindingIndex
 from .paths import style
-from .screens.gates import GateQueueScreen
+from .core.config import NO_POLICY
+from .core.decisions import Judge
+from .screens.decision import DecisionScreen, Signing
+from .core.resume import RESUMING_CHOICES, Resume, ResumeError, placeholders, render
+from .screens.gates import GateQueueScreen, settled
+from .screens.resume import QuitScreen, ResumeJob, ResumeScreen
 from .screens.main import MainScreen
 from .screens.runs import RunsScreen
 
@@ -32,6 +37,9 @@ class TriageApp(App[None]):
         Binding("question_mark", "toggle_help", "Help", id="app.help"),
         Binding("g", "gates", "Gates", show=False, id="app.gates"),
         Binding("r", "runs", "Runs", show=False, id="app.runs"),
+        Binding("d", "decide", "Decide", id="app.decide"),
+        Binding("R", "retry", "Retry from role", show=False, id="app.retry"),
+        Binding("L", "resume_log", "Resume log", show=False, id="app.resume_log"),
     ]
 
     @dataclass
@@ -56,10 +64,15 @@ class TriageApp(App[None]):
         detail: str
 
     def __init__(self, roots: list[str], *, poll: float | None = None, monitor: bool = True,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, signing: Signing | None = None,
+                 config_error: str | None = None) -> None:
         super().__init__()
         self.roots = roots
-        self.index = FindingIndex(roots)
+        self.signing = signing or Signing(operator=None, key=None, policy=NO_POLICY)
+        self.config_error = config_error
+        self.judge = Judge(self.signing.policy)
+        self.resumes: list[ResumeJob] = []
+        self.index = FindingIndex(roots, judge=self.judge)
         self.poll = poll
         self.use_monitor = monitor
         self.clock = clock or (lambda: datetime.now(timezone.utc))
@@ -80,12 +93,17 @@ class TriageApp(App[None]):
             yield SystemCommand("Sort", "Cycle the sort column (s)", main.table.action_cycle_sort)
             yield SystemCommand("Copy next action", "Copy the selected finding's next action (c)", main.action_copy_next_action)
             yield SystemCommand("Open file", "Open the selected finding's file in $PAGER (o)", main.action_open_file)
+            yield SystemCommand("Decide", "Sign a decision on the selected gate (d)", self.action_decide)
+            yield SystemCommand("Retry from role", "Sign a retry decision on the selected retryable failure (R)",
+                                self.action_retry)
             for gate in ("confirm", "escalation", "hold", "resume", "worktree", "clarify"):
                 yield SystemCommand(f"Show {gate} gates", f"Filter to findings with a {gate} gate",
                                     lambda g=gate: main.filter_to(f"gate:{g}"))
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
+        if self.config_error:
+            self.notify(self.config_error, title="Settings not used", severity="error", timeout=15)
         if self.use_monitor:
             from .monitor import RunMonitor
 
@@ -141,7 +159,8 @@ class TriageApp(App[None]):
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change
         self._main().apply_change(list(change.added), list(change.changed), list(change.removed))
-        new_gates = [f for f in change.added + change.changed if f.gate and not f.superseded_by]
+        now = self.clock()
+        new_gates = [f for f in change.added + change.changed if f.gate and not f.superseded_by and not settled(f, now)]
         for f in new_gates[:3]:
             self.notify(f"{f.gate}: {f.run} / {f.node or '-'}", title="Waiting for a person", timeout=6)
 
@@ -172,7 +191,10 @@ class TriageApp(App[None]):
 
     def action_gates(self) -> None:
         def chosen(finding_id: str | None) -> None:
-            if finding_id:
+            if finding_id and finding_id.startswith("decide:"):
+                self._main().select(finding_id[len("decide:"):])
+                self.decide_on(finding_id[len("decide:"):])
+            elif finding_id:
                 self._main().select(finding_id)
 
         self.push_screen(GateQueueScreen(self.index.rows(), self.clock), chosen)
@@ -183,6 +205,122 @@ class TriageApp(App[None]):
                 self._main().filter_to(f"run:={run}")
 
         self.push_screen(RunsScreen(self.index.run_summaries()), chosen)
+
+    # --- decisions ----------------------------------------------------------------------
+    def _selected_row(self):
+        try:
+            return self._main().table.selected
+        except LookupError:
+            return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("decide", "retry"):
+            if not isinstance(self.screen, MainScreen):
+                return True  # a modal screen's own binding decides
+            row = self._selected_row()
+            if row is None or row.superseded_by:
+                return False
+            if action == "decide":
+                return bool(row.gate)
+            return row.route == "retry" and row.retryable is not False and not row.gate
+        return True
+
+    def action_decide(self) -> None:
+        row = self._selected_row()
+        if row is not None:
+            self.decide_on(row.id)
+
+    def action_retry(self) -> None:
+        row = self._selected_row()
+        if row is not None:
+            self.decide_on(row.id, retry=True)
+
+    def decide_on(self, finding_id: str, *, retry: bool = False) -> None:
+        """Open the decision screen on one finding (by id)."""
+        finding = self.index.get(finding_id)
+        if finding is None:
+            self.notify("That finding is gone.", severity="warning")
+            return
+        if not retry and not finding.gate:
+            self.notify("Nothing to decide: this finding has no human gate.", severity="warning")
+            return
+
+        def done(result) -> None:
+            if result is None:
+                return
+            payload = result.payload
+            self.notify(f"{payload['choice']} on {finding.run} / {finding.node or '-'}, signed as {payload['operator']}",
+                        title=f"{payload['gate']} decided")
+            # Apply it now rather than wait for the watcher (which then finds nothing new).
+            change = self.index.apply([result.decision_path])
+            if change:
+                self.post_message(self.IndexChanged(change))
+            if payload["choice"] in RESUMING_CHOICES:
+                self.start_resume(finding, payload, result.decision_path)
+
+        self.push_screen(DecisionScreen(finding, self.signing, retry=retry), done)
+
+    # --- resumes ------------------------------------------------------------------------
+    def start_resume(self, finding: Finding, payload: dict, decision_path: str) -> None:
+        """Run the root's resume command for a signed resume/retry decision, in a worker, shown live."""
+        spec = self.signing.root(finding.root)
+        if spec is None or not spec.resume_command:
+            self.notify("No resume_command is configured for this root: the signed decision alone is what the "
+                        "pipeline will pick up.", title="Decision published", timeout=10)
+            return
+        label = f"{finding.run} / {finding.node or '-'}"
+        job = ResumeJob(Resume(finding.root, finding, payload, decision_path, spec, operator=self.signing.operator,
+                               argv=render(spec.resume_command, placeholders(finding.root, finding, decision_path))), label)
+        job.resume.on_line = lambda line: self.call_from_thread(job.add_line, line)
+        self.resumes.append(job)
+        self.push_screen(ResumeScreen(job))
+        self._run_resume(job)
+
+    @work(thread=True, group="resume")
+    def _run_resume(self, job: ResumeJob) -> None:
+        try:
+            job.resume.start()
+        except (ResumeError, OSError) as exc:
+            self.call_from_thread(job.finish, None, str(exc))
+            return
+        try:
+            result = job.resume.wait()
+        except OSError as exc:
+            self.call_from_thread(job.finish, None, f"lost the command's output: {exc}")
+            return
+        self.call_from_thread(self._resume_done, job, result)
+
+    def _resume_done(self, job: ResumeJob, result) -> None:
+        job.finish(result)
+        outcome = "cancelled" if result.cancelled else ("completed" if result.exit_code == 0 else f"failed (exit {result.exit_code})")
+        self.notify(f"{job.label}: {outcome}", title="Resume finished",
+                    severity="information" if result.exit_code == 0 else "warning", timeout=8)
+        # What the command changed in the run shows now, not when the watcher gets to it.
+        change = self.index.apply([result.run_dir])
+        if change:
+            self.post_message(self.IndexChanged(change))
+
+    def action_resume_log(self) -> None:
+        if self.resumes:
+            self.push_screen(ResumeScreen(self.resumes[-1]))
+        else:
+            self.notify("No resume has run in this console.")
+
+    @property
+    def running_resumes(self) -> list[ResumeJob]:
+        return [job for job in self.resumes if job.running]
+
+    async def action_quit(self) -> None:
+        running = self.running_resumes
+        if not running:
+            self.exit()
+            return
+
+        def answer(quit_anyway: bool | None) -> None:
+            if quit_anyway:
+                self.exit()
+
+        self.push_screen(QuitScreen(len(running)), answer)
 
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):
@@ -202,5 +340,6 @@ class TriageApp(App[None]):
             self.notify(f"Could not open {finding.path}: {exc}", severity="error")
 
 
-def run_app(roots: list[str], *, poll: float | None = None) -> None:
-    TriageApp(roots, poll=poll).run()
+def run_app(roots: list[str], *, poll: float | None = None, signing: Signing | None = None,
+            config_error: str | None = None) -> None:
+    TriageApp(roots, poll=poll, signing=signing, config_error=config_error).run()

@@ -241,11 +241,60 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
     click.echo(f"fingerprint {result['fingerprint']}")
 
 
+def _signer_keys(policy: Any, operator: str | None) -> list[str]:
+    """Public keys allowed_signers lists for the operator (to pick the right ssh-agent key)."""
+    if not operator or not policy.allowed_signers:
+        return []
+    try:
+        lines = Path(policy.allowed_signers).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    keys = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 3 and operator in parts[0].split(","):
+            keys.append(" ".join(p for p in parts[1:] if not p.startswith(("namespaces=", "valid-", "cert-authority")))[:2000])
+    return keys
+
+
+_DECISION_OPTIONS = [
+    click.option("--key", "key", type=click.Path(), help="Private key file to sign with (a .pub: its key in ssh-agent)."),
+    click.option("--operator", help="Principal to sign as (overrides the settings)."),
+    click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings)."),
+    click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG)."),
+]
+
+
+def _decision_options(func):
+    for option in reversed(_DECISION_OPTIONS):
+        func = option(func)
+    return func
+
+
+def console_signing(roots: list[str], config_file: str | None = None, policy_file: str | None = None,
+                    operator: str | None = None, key: str | None = None):
+    """(how the console signs, a settings problem or None): a broken settings file must not keep
+    an operator from looking, so the console opens without signing and says why."""
+    from .core.config import NO_POLICY, ConfigError, load_policy, load_settings, policy_path
+    from .screens.decision import Signing
+
+    try:
+        settings = load_settings(config_file, roots=roots)
+        policy = load_policy(policy_path(policy_file, settings), roots=roots)
+    except ConfigError as exc:
+        return Signing(operator=operator, key=key, policy=NO_POLICY), str(exc)
+    operator = operator or settings.operator
+    return Signing(operator=operator, key=key or settings.signing_key, policy=policy,
+                   allowed_keys=tuple(_signer_keys(policy, operator)), settings=settings), None
+
+
 @main.command("watch")
 @click.argument("roots", nargs=-1, type=click.Path())
 @click.option("--jsonl", is_flag=True, help="Headless: print one JSON object per change.")
 @click.option("--poll", type=float, default=None, metavar="SECONDS", help="Poll instead of inotify (shared storage).")
-def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None = None) -> None:
+@_decision_options
+def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None = None, key: str | None = None,
+          operator: str | None = None, policy_file: str | None = None, config_file: str | None = None) -> None:
     """Open the live console on the ROOTS (or follow them headless with --jsonl)."""
     if jsonl:
         from .monitor import run_jsonl
@@ -253,7 +302,8 @@ def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None =
         sys.exit(run_jsonl(_roots(roots), poll=poll))
     from .app import run_app
 
-    run_app(_roots(roots), poll=poll)
+    how, problem = console_signing(_roots(roots), config_file, policy_file, operator, key)
+    run_app(_roots(roots), poll=poll, signing=how, config_error=problem)
 
 
 @main.command("demo")
@@ -265,11 +315,29 @@ def demo_cmd(interval: float) -> None:
     from .app import run_app
     from .demo import Simulator, scratch_copy
 
+    import dataclasses
+
+    from .core.config import RootSettings, Settings
+    from .core.index import sample_runs_dir
+    from .core.signing import SigningError
+    from .demo import demo_identity
+
     root = scratch_copy()
+    try:
+        operator, key, policy = demo_identity(root.parent)
+        how, problem = console_signing([str(root)], None, str(policy), operator, str(key))
+    except SigningError as exc:  # no ssh-keygen: the demo still shows everything but signing
+        how, problem = None, f"decisions cannot be signed here: {exc}"
+    if how is not None:
+        # Interrupted roles resume through the shipped stage runner (the shipped copy, outside the
+        # scratch root the simulated agents write into).
+        runner = sample_runs_dir() / ".tools" / "stage_runner.py"
+        command = (sys.executable, str(runner), "--resume", "{run_dir}", "--from", "{role}")
+        how = dataclasses.replace(how, settings=Settings(roots=(RootSettings(path=str(root), resume_command=command),)))
     simulator = Simulator(root, interval=interval)
     simulator.start()
     try:
-        run_app([str(root)])
+        run_app([str(root)], signing=how, config_error=problem)
     finally:
         simulator.stop()
         shutil.rmtree(root.parent, ignore_errors=True)
@@ -307,36 +375,6 @@ def _load_config(config_file: str | None, policy_file: str | None, roots: Iterab
     except ConfigError as exc:
         _fail(str(exc), as_json=as_json)
     return settings, policy
-
-
-def _signer_keys(policy: Any, operator: str | None) -> list[str]:
-    """Public keys allowed_signers lists for the operator (to pick the right ssh-agent key)."""
-    if not operator or not policy.allowed_signers:
-        return []
-    try:
-        lines = Path(policy.allowed_signers).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    keys = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 3 and operator in parts[0].split(","):
-            keys.append(" ".join(p for p in parts[1:] if not p.startswith(("namespaces=", "valid-", "cert-authority")))[:2000])
-    return keys
-
-
-_DECISION_OPTIONS = [
-    click.option("--key", "key", type=click.Path(), help="Private key file to sign with (a .pub: its key in ssh-agent)."),
-    click.option("--operator", help="Principal to sign as (overrides the settings)."),
-    click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings)."),
-    click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG)."),
-]
-
-
-def _decision_options(func):
-    for option in reversed(_DECISION_OPTIONS):
-        func = option(func)
-    return func
 
 
 @main.command("decide")
@@ -385,6 +423,78 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     click.echo(f"finding sha256 {done.finding_sha256}   expires {done.payload['expires_at']}")
     if done.superseded:
         click.echo(f"the decision it replaces is kept as {done.superseded}")
+
+
+@main.command("resume")
+@click.argument("ref")
+@click.option("--comment", help="Why (signed with the decision).")
+@click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
+@_decision_options
+@click.option("--json", "as_json", is_flag=True, help="Stream the output to stderr; print the result as JSON.")
+def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str | None, operator: str | None,
+               policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Resume an interrupted role (or retry a retryable failure): sign the decision, run the root's resume_command.
+
+    Streams the command's output and exits with its exit code; 3 if this gate was already
+    resumed (or decided otherwise, or a resume is running); 2 on bad usage or a refused policy.
+    Without a resume_command for the root, the signed decision alone is what the pipeline picks up.
+    """
+    import signal as signals
+
+    from .core import decisions, resume, signing
+    from .core.audit import AuditError
+
+    index, finding = _find(ref, roots)
+    if finding is None:
+        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
+    operator = operator or settings.operator
+    if finding.gate == "resume":
+        choice = "resume"
+    elif decisions.gate_of(finding, "retry") == "retry":
+        choice = "retry"
+    else:
+        _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
+    try:
+        signer = signing.resolve(key or settings.signing_key, interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
+                                comment=comment)
+        payload, decision_path = done.payload, done.decision_path
+    except decisions.AlreadyDecided as exc:
+        if exc.payload.get("choice") not in resume.RESUMING_CHOICES:
+            _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
+        payload, decision_path = exc.payload, str(Path(finding.root) / exc.path)  # signed, not yet run: run it
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except (signing.SigningError, AuditError, OSError) as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    spec = settings.root(finding.root)
+    if spec is None or not spec.resume_command:
+        message = ("decision published; no resume_command is configured for this root, so the signed decision "
+                   "alone is what the pipeline will pick up")
+        if as_json:
+            click.echo(_dump({"decision_id": payload["decision_id"], "decision_path": decision_path, "exit_code": None,
+                              "note": message}))
+        click.echo(f"triage: {message}", err=True)
+        return
+    out = sys.stderr if as_json else sys.stdout
+
+    def line(text: str) -> None:
+        print(safe(text, max_len=resume.MAX_LINE), file=out, flush=True)
+
+    job = resume.Resume(finding.root, finding, payload, decision_path, spec, on_line=line, operator=operator)
+    try:
+        job.start()
+    except resume.ResumeError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    click.echo(f"triage: resuming {finding.run} / {finding.node or '-'}: {' '.join(job.argv)}", err=True)
+    for sig in (signals.SIGINT, signals.SIGTERM):  # cancel the command (terminate, then kill), record it, exit
+        signals.signal(sig, lambda *_: job.cancel())
+    result = job.wait()
+    if as_json:
+        click.echo(_dump(result.to_json()))
+    code = result.exit_code if result.exit_code is not None else 1
+    sys.exit(code if code >= 0 else 128 - code)
 
 
 def _decision_root(path: Path) -> tuple[str, str]:

@@ -171,3 +171,31 @@ def scratch_copy() -> Path:
     target = base / "runs"
     shutil.copytree(sample_runs_dir(), target, symlinks=True)
     return target
+
+
+DEMO_OPERATOR = "demo@triage.local"
+
+
+def demo_identity(base: Path) -> tuple[str, Path, Path]:
+    """A throwaway signing key, allowed_signers and policy beside the demo runs (never inside them).
+
+    Returns (operator, key, policy): the demo's decisions are real signatures a newcomer can
+    check with ssh-keygen -Y verify, signed by a key that lives as long as the demo.
+    """
+    from .core import signing
+
+    etc = base / "etc"
+    etc.mkdir(exist_ok=True)
+    key = etc / "demo_ed25519"
+    public = signing.keygen(str(key), DEMO_OPERATOR)
+    (etc / "allowed_signers").write_text(f"{DEMO_OPERATOR} {public}\n", encoding="utf-8")
+    everyone = f'["{DEMO_OPERATOR}"]'
+    policy = etc / "policy.toml"
+    policy.write_text(
+        'allowed_signers = "allowed_signers"\n'
+        'decision_lifetime = "24h"\n'
+        "[gates]\n" + "".join(f"{gate} = {everyone}\n" for gate in
+                              ("confirm", "escalation", "hold", "resume", "worktree", "clarify", "retry")),
+        encoding="utf-8",
+    )
+    return DEMO_OPERATOR, key, policy

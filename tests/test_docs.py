@@ -20,3 +20,31 @@ def test_cli_doc_names_every_finding_field() -> None:
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
     for name, field in Finding.model_fields.items():
         assert f"`{field.alias or name}`" in text, name
+
+
+def test_the_pipeline_recipe_in_decisions_md_accepts_a_real_decision_and_refuses_a_stale_one(tmp_path) -> None:
+    import re
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if not (shutil.which("jq") and shutil.which("ssh-keygen") and shutil.which("sha256sum")):
+        pytest.skip("the recipe needs jq, ssh-keygen and sha256sum")
+    from console.core import decisions, signing
+    from decision_kit import CONFIRM, make_kit
+
+    text = (DOCS / "decisions.md").read_text(encoding="utf-8")
+    recipe = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
+    kit = make_kit(tmp_path)
+    script = tmp_path / "check-decision"
+    script.write_text(recipe.replace("/etc/triage/allowed_signers", str(kit.allowed)))
+    decisions.decide(str(kit.root), kit.finding(CONFIRM), choice="approve", operator="alice@example.com",
+                     signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
+    finding = str(kit.root / CONFIRM)
+    ok = subprocess.run(["sh", str(script), finding, "alice@example.com"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip().splitlines()[-1] == "confirm approve"
+    assert subprocess.run(["sh", str(script), finding, "bob@example.com"], capture_output=True).returncode != 0
+    (kit.root / CONFIRM).write_bytes((kit.root / CONFIRM).read_bytes() + b" ")
+    assert subprocess.run(["sh", str(script), finding, "alice@example.com"], capture_output=True).returncode != 0

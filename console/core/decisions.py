@@ -447,16 +447,24 @@ def _facts(finding: Any) -> FindingFacts:
                         details=dict(getattr(finding, "details", None) or {}))
 
 
-def decide(root: str, finding: Any, *, choice: str, operator: str | None, signer: signing.Signer, policy: Policy,
-           comment: str | None = None, remedy: str | None = None, answer: str | None = None,
-           now: datetime | None = None, _crash_at: str | None = None) -> Decided:
-    """Sign and publish a decision on ``finding`` (as the operator reviewed it: its ``sha256``).
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A decision ready to sign: the exact bytes, and what it replaces."""
 
-    Raises DecisionError (refused, exit 2), AlreadyDecided (exit 3), signing.SigningError,
-    audit.AuditError. ``_crash_at`` exists for crash tests only.
-    """
+    root: str
+    finding: Any
+    payload: dict[str, Any]
+    data: bytes
+    supersedes: str | None
+
+
+def prepare(root: str, finding: Any, *, choice: str, operator: str | None, policy: Policy, signer: signing.Signer | None = None,
+            comment: str | None = None, remedy: str | None = None, answer: str | None = None,
+            now: datetime | None = None) -> Prepared:
+    """Check everything and build the exact payload that will be signed (shown to the operator first)."""
     root = os.path.abspath(root)
     comment = comment.strip() if comment else None
+    answer = answer.strip() if answer else None
     gate = preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy, answer=answer)
     assert operator is not None
     try:
@@ -465,19 +473,46 @@ def decide(root: str, finding: Any, *, choice: str, operator: str | None, signer
         raise DecisionError(f"{finding.path} is gone") from None
     except (reading.UnsafePath, ValueError, OSError) as exc:
         raise DecisionError(f"cannot read {finding.path}: {exc}") from None
-    sha = hashlib.sha256(now_bytes).hexdigest()
-    if sha != finding.sha256:
+    if hashlib.sha256(now_bytes).hexdigest() != finding.sha256:
         raise DecisionError(f"{finding.path} changed since it was reviewed: look at it again before deciding")
-
-    decision_rel, sig_rel = paths_for(finding.path)
+    decision_rel, _sig_rel = paths_for(finding.path)
     before = current(root, finding, policy, now=now)
     if before is not None and before.current and not _is_symlink(root, decision_rel):
         raise AlreadyDecided(before.payload or {}, decision_rel)
     supersedes = (before.payload or {}).get("decision_id") if before is not None else None
     payload = build_payload(finding, gate=gate, choice=choice, operator=operator, lifetime_s=policy.lifetime_s,
                             comment=comment, remedy=remedy, answer=answer, supersedes=supersedes,
-                            key_fingerprint=signing.fingerprint(signer.public_key), now=now)
-    data = encode(payload)
+                            key_fingerprint=signing.fingerprint(signer.public_key) if signer else None, now=now)
+    return Prepared(root, finding, payload, encode(payload), supersedes)
+
+
+def decide(root: str, finding: Any, *, choice: str, operator: str | None, signer: signing.Signer, policy: Policy,
+           comment: str | None = None, remedy: str | None = None, answer: str | None = None,
+           now: datetime | None = None, _crash_at: str | None = None) -> Decided:
+    """Sign and publish a decision on ``finding`` (as the operator reviewed it: its ``sha256``).
+
+    Raises DecisionError (refused, exit 2), AlreadyDecided (exit 3), signing.SigningError,
+    audit.AuditError. ``_crash_at`` exists for crash tests only.
+    """
+    prepared = prepare(root, finding, choice=choice, operator=operator, policy=policy, signer=signer, comment=comment,
+                       remedy=remedy, answer=answer, now=now)
+    return publish(prepared, signer=signer, policy=policy, now=now, _crash_at=_crash_at)
+
+
+def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: datetime | None = None,
+            _crash_at: str | None = None) -> Decided:
+    """Sign the prepared bytes and publish them (see the module's docstring for the guarantees)."""
+    root, finding, payload, data, supersedes = (prepared.root, prepared.finding, prepared.payload, prepared.data,
+                                                prepared.supersedes)
+    operator, gate, choice = payload["operator"], payload["gate"], payload["choice"]
+    sha = payload["finding_sha256"]
+    decision_rel, sig_rel = paths_for(finding.path)
+    try:
+        current_bytes = read_safely(root, finding.path, reading.DEFAULT_MAX_BYTES)
+    except (FileNotFoundError, reading.UnsafePath, ValueError, OSError) as exc:
+        raise DecisionError(f"cannot read {finding.path}: {exc}") from None
+    if hashlib.sha256(current_bytes).hexdigest() != sha:
+        raise DecisionError(f"{finding.path} changed since it was reviewed: look at it again before deciding")
     sig = signing.sign(data, signer)
 
     dir_rel, _, name = decision_rel.rpartition("/")

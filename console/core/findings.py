@@ -80,6 +80,9 @@ class Finding(BaseModel):
     size: int = -1
     mtime_ns: int = 0
     details: dict[str, Any] = Field(default_factory=dict, description="Format-specific extras.")
+    decision: dict[str, Any] | None = Field(None, description="The decision answering this finding, when the console judged one: "
+                                            "state (valid, unverified, stale, expired, invalid), choice, operator, issued_at, "
+                                            "expires_at, reason, decision_id.")
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -170,6 +173,8 @@ class Row:
             update["evidence"] = [*base.evidence, *self.evidence]
         if self.details:
             update["details"] = {**base.details, **self.details}
+        if self.decision is not None:
+            update["decision"] = {k: getattr(self.decision, k) for k in self.decision.__slots__}
         return base.model_copy(update=update)
 
 

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -94,7 +95,9 @@ class RunSummary:
 
 def run_state(state: RunState) -> RunSummary:
     current = [f for f in state.findings.values() if not f.superseded_by]
-    gates = sum(1 for f in current if f.gate)
+    now = datetime.now(timezone.utc)
+    # a gate answered by a current decision no longer waits for anyone
+    gates = sum(1 for f in current if f.gate and not (f.decision is not None and f.decision.settles(now)))
     failures = sum(1 for f in current if f.status == "ok" and f.route != "none")
     problems = sum(1 for f in current if f.status != "ok")
     last_stage = state.stage[-1].status.lower() if state.stage and state.stage[-1].status else None

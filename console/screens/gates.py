@@ -7,11 +7,13 @@ from typing import Callable, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..core.findings import Finding
 from ..core.safety import safe
 from ..paths import style
+from ..widgets.detail import decision_state as detail_decision_state
 from .picker import PickerScreen, fit
 
 GATE_MEANING = {
@@ -40,9 +42,25 @@ def age(finding: Finding, now: datetime) -> str:
     return f"{seconds}s"
 
 
-def pending_gates(findings: list[Finding]) -> list[Finding]:
-    """Findings that wait for a person, oldest first."""
-    gated = [f for f in findings if f.gate and not f.superseded_by and f.status == "ok"]
+def decision_state(finding: Finding, now: datetime) -> str | None:
+    """The state of the decision answering a finding or row, now (None: no decision)."""
+    decision = finding.decision
+    if decision is None:
+        return None
+    if isinstance(decision, dict):
+        return detail_decision_state(decision, now)
+    return decision.state_at(now)
+
+
+def settled(finding: Finding, now: datetime) -> bool:
+    """Whether a current decision answers the finding's gate (then it leaves the queue)."""
+    return decision_state(finding, now) in ("valid", "unverified")
+
+
+def pending_gates(findings: list[Finding], now: datetime | None = None) -> list[Finding]:
+    """Findings that wait for a person, oldest first (a gate answered by a current decision does not)."""
+    now = now or datetime.now(timezone.utc)
+    gated = [f for f in findings if f.gate and not f.superseded_by and f.status == "ok" and not settled(f, now)]
     gated.sort(key=lambda f: (f.time or "", f.path))
     return gated
 
@@ -53,12 +71,32 @@ class GateQueueScreen(PickerScreen):
     CSS_PATH = style("gates.tcss")
     LIST_ID = "gate-list"
     EMPTY = "Nothing waits for a person."
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,g", "dismiss(None)", "Back", id="gates.back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "pick", "Show", id="gates.show"),
+        Binding("d", "decide", "Decide", id="gates.decide"),
+        Binding("escape,q,g", "dismiss(None)", "Back", id="gates.back"),
+    ]
 
     def __init__(self, findings: list[Finding], now: Callable[[], datetime]) -> None:
         super().__init__()
-        self.gates = pending_gates(findings)
         self.now = now
+        self.gates = pending_gates(findings, now())
+
+    def _highlighted(self) -> str | None:
+        option_list = self.query_one(OptionList)
+        index = option_list.highlighted
+        if index is None:
+            return None
+        option = option_list.get_option_at_index(index)
+        return None if option.disabled else option.id
+
+    def action_pick(self) -> None:
+        self.dismiss(self._highlighted())
+
+    def action_decide(self) -> None:
+        chosen = self._highlighted()
+        if chosen:
+            self.dismiss(f"decide:{chosen}")
 
     def heading(self) -> Text:
         return Text(f"Human gates — {len(self.gates)} waiting, oldest first", style="bold")
@@ -72,6 +110,9 @@ class GateQueueScreen(PickerScreen):
             line.append(f"{age(f, now):>5}  ")
             line.append(fit(safe(f.run), 34) + " ")
             line.append(fit(safe(f.node or "-"), 16) + " ")
+            state = decision_state(f, now)
+            if state:
+                line.append(f"{state:<8} ", style="bold red" if state == "invalid" else "bold yellow")
             line.append(GATE_MEANING.get(f.gate or "", ""), style="dim")
             options.append(Option(line, id=f.id))
         return options

@@ -7,6 +7,8 @@ and is appended to a ``Text`` as a plain string with an explicit style.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from rich.text import Text
 
 from ..core.findings import Finding
@@ -21,7 +23,44 @@ def _line(text: Text, label: str, value: object, style: str = "") -> None:
     text.append(safe(value, max_len=4000, keep_newlines=True) + "\n", style=style)
 
 
-def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Finding] | None = None) -> Text:
+DECISION_STYLE = {"valid": "bold green", "unverified": "bold yellow", "stale": "bold yellow", "expired": "bold yellow",
+                  "invalid": "bold red"}
+DECISION_WORDS = {
+    "valid": "decided",
+    "unverified": "decided (signature not checked)",
+    "stale": "STALE: the finding changed after it was decided",
+    "expired": "EXPIRED",
+    "invalid": "REJECTED: the decision does not verify",
+}
+
+
+def decision_state(decision: dict, now: datetime | None) -> str:
+    state = decision.get("state") or "invalid"
+    now = now or datetime.now(timezone.utc)
+    expires = decision.get("expires_at")
+    if state in ("valid", "unverified") and isinstance(expires, str):
+        try:
+            if now >= datetime.fromisoformat(expires.replace("Z", "+00:00")):
+                return "expired"
+        except ValueError:
+            return "invalid"
+    return state
+
+
+def _decision(text: Text, decision: dict, now: datetime | None) -> None:
+    state = decision_state(decision, now)
+    _line(text, "decision", DECISION_WORDS.get(state, state), DECISION_STYLE.get(state, ""))
+    if decision.get("choice"):
+        who = f"{decision.get('choice')} by {decision.get('operator') or '?'} at {decision.get('issued_at') or '?'}"
+        _line(text, "", who + f" (expires {decision.get('expires_at') or '?'})")
+    if decision.get("reason") and state != "valid":
+        _line(text, "", decision["reason"], "dim")
+    if state not in ("valid", "unverified"):
+        _line(text, "", "press d to decide again", "italic")
+
+
+def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Finding] | None = None,
+                now: datetime | None = None) -> Text:
     """Everything an operator needs to decide about one finding."""
     text = Text()
     text.append(safe(f.path), style="bold underline")
@@ -33,6 +72,10 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
     _line(text, "route", f.route, "bold")
     if f.gate:
         _line(text, "human gate", f.gate, "bold reverse")
+    if f.decision:
+        _decision(text, f.decision, now)
+    elif f.gate and not f.superseded_by:
+        _line(text, "decision", "none yet — press d to decide", "italic")
     _line(text, "retryable", None if f.retryable is None else ("yes" if f.retryable else "no"))
     _line(text, "confidence", None if f.confidence is None else f"{f.confidence:.2f}")
     _line(text, "run", f.run)
