@@ -31,7 +31,16 @@ def _roots(roots: tuple[str, ...]) -> list[str]:
 
 
 def _index(roots: tuple[str, ...]) -> FindingIndex:
-    index = FindingIndex(_roots(roots), keep_findings=True)
+    """The index over the roots, with decisions judged against the operator's policy when there is one."""
+    from .core.config import ConfigError, load_policy, load_settings, policy_path
+    from .core.decisions import Judge
+
+    chosen = _roots(roots)
+    try:
+        policy = load_policy(policy_path(None, load_settings(None, roots=chosen)), roots=chosen)
+    except ConfigError:
+        from .core.config import NO_POLICY as policy
+    index = FindingIndex(chosen, keep_findings=True, judge=Judge(policy))
     index.scan()
     return index
 
@@ -84,8 +93,9 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
     """List every finding under the ROOTS (default: ./runs, else the sample runs)."""
     index = _index(roots)
     findings = index.findings()
-    if needs_human:
-        findings = [f for f in findings if f.gate and not f.superseded_by]
+    if needs_human:  # a gate answered by a decision that verifies waits for nobody
+        findings = [f for f in findings if f.gate and not f.superseded_by
+                    and not (f.decision and f.decision.get("state") == "valid")]
     if route:
         findings = [f for f in findings if f.route == route]
     if klass:

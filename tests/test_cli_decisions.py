@@ -113,3 +113,19 @@ def test_audit_verify_catches_edits_removals_and_torn_lines(kit):
     refused = triage(kit, "decide", str(kit.root / HOLD), "--choice", "keep_holding", "--comment", "x",
                      "--operator", "lead@example.com", "--key", str(kit.key("lead")))
     assert refused.returncode == 4 and "torn" in refused.stderr
+
+
+def test_ls_needs_human_drops_a_gate_once_a_verified_decision_answers_it(kit):
+    before = triage(kit, "ls", str(kit.root), "--needs-human", "--json")
+    assert before.returncode == 1
+    gated = {f["path"] for f in json.loads(before.stdout)}
+    assert CONFIRM in gated
+    assert triage(kit, "decide", str(kit.root / CONFIRM), "--choice", "approve").returncode == 0
+    after = triage(kit, "ls", str(kit.root), "--needs-human", "--json")
+    assert {f["path"] for f in json.loads(after.stdout)} == gated - {CONFIRM}
+    everything = json.loads(triage(kit, "ls", str(kit.root), "--json").stdout)
+    decided = next(f for f in everything if f["path"] == CONFIRM)
+    assert decided["decision"]["state"] == "valid" and decided["decision"]["choice"] == "approve"
+    # without a policy to check it against, the same decision does not settle the gate
+    bare = triage(kit, "ls", str(kit.root), "--needs-human", "--json", env={"TRIAGE_CONFIG": str(kit.base / "none.toml")})
+    assert bare.returncode == 1 and CONFIRM in {f["path"] for f in json.loads(bare.stdout)}

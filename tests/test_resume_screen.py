@@ -92,3 +92,29 @@ async def test_cancel_a_running_resume_with_confirmation(tmp_path):
         assert result.cancelled and result.exit_code is not None and result.exit_code < 0
         assert "cancelled" in str(app.screen.query_one("#resume-state").render())
     assert (kit.root / RESUME).exists()  # the role did not finish
+
+
+async def test_retry_from_role_on_a_transient_failure_signs_a_retry_decision_and_runs(tmp_path):
+    rel = "2026-11-28-mac-dispatch-ingest/FAILURE.json"  # remote_unreachable: route retry, no gate
+    kit = make_kit(tmp_path, runs=[rel.split("/", 1)[0]])
+    app = app_with(kit, [sys.executable, str(RUNNER), "--resume", "{run_dir}", "--from", "{role}",
+                         "--outcome", "complete", "--step-seconds", "0.01"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        app._main().select(next(r.id for r in app.index.rows() if r.path == rel))
+        await pilot.pause()
+        await pilot.press("d")  # no human gate: "d" does nothing here
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, DecisionScreen))
+        assert app.screen.gate == "retry" and app.screen.choices == ("retry",)
+        await pilot.press("enter", *"network is back", "ctrl+s")
+        await until(pilot, lambda: app.screen.prepared is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await until(pilot, lambda: app.screen.job.result is not None)
+        assert app.screen.job.result.exit_code == 0
+    payload = json.loads((kit.root / rel.replace("FAILURE.json", "FAILURE.decision.json")).read_text())
+    assert payload["gate"] == "retry" and payload["choice"] == "retry" and payload["comment"] == "network is back"
+    assert not (kit.root / rel).exists()

@@ -673,8 +673,12 @@ class Mark:
         return self.state
 
     def settles(self, now: datetime) -> bool:
-        """Whether the gate is answered (it leaves the queue)."""
-        return self.state_at(now) in ("valid", "unverified")
+        """Whether the gate is answered (it leaves the queue): only by a decision that verified.
+
+        An unverified one (no policy to check it against) stays in the queue, marked: anyone
+        can write a file beside a finding, and a gate must not vanish on an unchecked word.
+        """
+        return self.state_at(now) == "valid"
 
     def label(self, now: datetime) -> str:
         state = self.state_at(now)

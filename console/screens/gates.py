@@ -54,7 +54,7 @@ def decision_state(finding: Finding, now: datetime) -> str | None:
 
 def settled(finding: Finding, now: datetime) -> bool:
     """Whether a current decision answers the finding's gate (then it leaves the queue)."""
-    return decision_state(finding, now) in ("valid", "unverified")
+    return decision_state(finding, now) == "valid"  # unverified stays, marked (see decisions.Mark.settles)
 
 
 def pending_gates(findings: list[Finding], now: datetime | None = None) -> list[Finding]:
