@@ -162,3 +162,42 @@ async def test_stale_expired_and_rejected_decisions_show_in_the_queue(tmp_path):
         assert queue[GATED["worktree"]].decision.state == "invalid"
         text = "\n".join(str(o.prompt) for o in app.screen.query_one("#gate-list").options)
         assert "stale" in text and "invalid" in text
+
+
+HOSTILE = "[bold red]PWNED[/] [@click=app.quit]x[/] \x1b]52;c;ZXZpbA==\x07 \u202eevil ghp_" + "a1B2" * 9
+
+
+async def test_a_planted_hostile_decision_is_rejected_and_shown_as_text(tmp_path):
+    kit = make_kit(tmp_path)
+    finding = kit.finding(CONFIRM)
+    payload = decisions.build_payload(finding, gate="confirm", choice=HOSTILE, operator=HOSTILE, lifetime_s=3600,
+                                      comment=HOSTILE)
+    decision = kit.root / decisions.paths_for(CONFIRM)[0]
+    decision.write_bytes(decisions.encode(payload))  # no signature, hostile text everywhere
+    app = make_app(kit)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        app._main().select(finding_id(app, CONFIRM))
+        await until(pilot, lambda: "REJECTED" in str(app.screen.query_one("#detail").render()))
+        shown = str(app.screen.query_one("#detail").render())
+        assert "[@click=app.quit]x[/]" in shown  # literally, not as markup
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+        assert "a1B2a1B2a1B2" not in shown
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, GateQueueScreen))
+        assert CONFIRM in {f.path for f in app.screen.gates}  # a rejected decision settles nothing
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        screen = await open_decision(pilot, app, CONFIRM)
+        about = str(screen.query_one("#decision-about").render())
+        assert "\x1b" not in about and "a1B2a1B2a1B2" not in about
+        await pilot.press("enter", "ctrl+s")
+        await until(pilot, lambda: screen.prepared is not None)
+        assert screen.prepared.payload["supersedes"] is None or isinstance(screen.prepared.payload["supersedes"], str)
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+    # the planted file is kept aside, never deleted; the new decision verifies
+    kept = [p for p in decision.parent.iterdir() if p.name.startswith("FAILURE.decision.") and p.name.endswith(".json")
+            and p.name != "FAILURE.decision.json"]
+    assert len(kept) == 1 and json.loads(kept[0].read_bytes())["operator"] == HOSTILE
+    assert decisions.verify_decision(str(kit.root), decisions.paths_for(CONFIRM)[0], kit.policy()).state == "valid"

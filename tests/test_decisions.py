@@ -338,3 +338,14 @@ def test_two_hundred_random_sigkills_never_tear_a_decision_or_the_audit_log(kit)
     assert 2 <= published and killed_mid_way >= 20, (published, killed_mid_way)
     target.write_bytes(target.read_bytes() + b" ")
     assert _decide(kit, CONFIRM, choice="approve").payload["choice"] == "approve"
+
+
+def test_a_planted_decision_with_a_hostile_id_is_kept_aside_and_not_quoted(kit):
+    finding = kit.finding(CONFIRM)
+    planted = decisions.build_payload(finding, gate="confirm", choice="approve", operator="mallory@example.com", lifetime_s=60)
+    planted["decision_id"] = "../../etc/passwd " + "x" * 500
+    (kit.root / decisions.paths_for(CONFIRM)[0]).write_bytes(decisions.encode(planted))
+    done = _decide(kit, CONFIRM)
+    assert done.payload["supersedes"] is None
+    kept = Path(kit.root / done.superseded)
+    assert kept.parent == (kit.root / CONFIRM).parent and json.loads(kept.read_bytes())["operator"] == "mallory@example.com"

@@ -480,6 +480,8 @@ def prepare(root: str, finding: Any, *, choice: str, operator: str | None, polic
     if before is not None and before.current and not _is_symlink(root, decision_rel):
         raise AlreadyDecided(before.payload or {}, decision_rel)
     supersedes = (before.payload or {}).get("decision_id") if before is not None else None
+    if not _plain_id(supersedes):  # a planted file's "id" is not copied into a signed payload
+        supersedes = None
     payload = build_payload(finding, gate=gate, choice=choice, operator=operator, lifetime_s=policy.lifetime_s,
                             comment=comment, remedy=remedy, answer=answer, supersedes=supersedes,
                             key_fingerprint=signing.fingerprint(signer.public_key) if signer else None, now=now)
@@ -530,6 +532,7 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
             _check_target(dir_fd, name)
             again = current(root, finding, policy, now=now)
             seen = (again.payload or {}).get("decision_id") if again is not None else None
+            seen = seen if _plain_id(seen) else None
             if again is not None and again.current:
                 raise AlreadyDecided(again.payload or {}, decision_rel)
             if seen != supersedes:  # someone replaced it meanwhile, with something not current: start over
@@ -555,6 +558,10 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
         os.close(dir_fd)
     return Decided(payload["decision_id"], os.path.join(root, decision_rel), os.path.join(root, sig_rel), sha, payload,
                    superseded=kept, audit_seq=entry["seq"])
+
+
+def _plain_id(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= 64 and value.replace("-", "").isalnum() and value.isascii()
 
 
 def _crash(at: str | None, point: str) -> None:
@@ -607,7 +614,7 @@ def _keep(dir_fd: int, name: str, old: dict[str, Any] | None, dir_rel: str) -> s
     """Move a decision that is no longer current (and its signature) to a name of its own; returns it."""
     base = name[: -len(".json")]
     old_id = (old or {}).get("decision_id")
-    tag = old_id if isinstance(old_id, str) and old_id.replace("-", "").isalnum() and len(old_id) <= 64 else secrets.token_hex(8)
+    tag = old_id if _plain_id(old_id) else secrets.token_hex(8)
     kept = f"{base}.{tag}.json"
     if _exists(dir_fd, kept):
         kept = f"{base}.{tag}-{secrets.token_hex(4)}.json"
