@@ -349,3 +349,29 @@ def test_a_planted_decision_with_a_hostile_id_is_kept_aside_and_not_quoted(kit):
     assert done.payload["supersedes"] is None
     kept = Path(kit.root / done.superseded)
     assert kept.parent == (kit.root / CONFIRM).parent and json.loads(kept.read_bytes())["operator"] == "mallory@example.com"
+
+
+def test_signing_with_a_key_held_by_ssh_agent(kit, tmp_path):
+    agent = subprocess.run(["ssh-agent", "-s", "-a", str(tmp_path / "agent.sock")], capture_output=True, text=True, check=True)
+    pid = int(agent.stdout.split("SSH_AGENT_PID=")[1].split(";")[0])
+    env = {**os.environ, "SSH_AUTH_SOCK": str(tmp_path / "agent.sock")}
+    try:
+        subprocess.run(["ssh-add", "-q", str(kit.key("bob")), str(kit.key("alice"))], env=env, check=True, capture_output=True)
+        old = os.environ.get("SSH_AUTH_SOCK")
+        os.environ["SSH_AUTH_SOCK"] = env["SSH_AUTH_SOCK"]
+        try:
+            alice_pub = Path(str(kit.key("alice")) + ".pub").read_text().strip()
+            signer = signing.resolve(None, prefer=[alice_pub])  # no key file: the agent's key allowed_signers names
+            assert signer.key is None and signer.public_key.split()[:2] == alice_pub.split()[:2]
+            done = decisions.decide(str(kit.root), kit.finding(CONFIRM), choice="approve", operator="alice@example.com",
+                                    signer=signer, policy=kit.policy())
+        finally:
+            if old is None:
+                os.environ.pop("SSH_AUTH_SOCK", None)
+            else:
+                os.environ["SSH_AUTH_SOCK"] = old
+        data = Path(done.decision_path).read_bytes()
+        assert ssh_verify(data, Path(done.signature_path), kit.allowed, "alice@example.com").returncode == 0
+        assert done.payload["key_fingerprint"].startswith("SHA256:")
+    finally:
+        os.kill(pid, signal.SIGTERM)
