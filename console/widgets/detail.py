@@ -47,7 +47,7 @@ def decision_state(decision: dict, now: datetime | None) -> str:
     return state
 
 
-def _decision(text: Text, decision: dict, now: datetime | None) -> None:
+def _decision(text: Text, decision: dict, now: datetime | None, can_decide: bool = True) -> None:
     state = decision_state(decision, now)
     _line(text, "decision", DECISION_WORDS.get(state, state), DECISION_STYLE.get(state, ""))
     if decision.get("choice"):
@@ -55,7 +55,7 @@ def _decision(text: Text, decision: dict, now: datetime | None) -> None:
         _line(text, "", who + f" (expires {decision.get('expires_at') or '?'})")
     if decision.get("reason") and state != "valid":
         _line(text, "", decision["reason"], "dim")
-    if state not in ("valid", "unverified"):
+    if state != "valid" and can_decide:
         _line(text, "", "press d to decide again", "italic")
 
 
@@ -73,7 +73,7 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
     if f.gate:
         _line(text, "human gate", f.gate, "bold reverse")
     if f.decision:
-        _decision(text, f.decision, now)
+        _decision(text, f.decision, now, can_decide=bool(f.gate) and not f.superseded_by)
     elif f.gate and not f.superseded_by:
         _line(text, "decision", "none yet — press d to decide", "italic")
     _line(text, "retryable", None if f.retryable is None else ("yes" if f.retryable else "no"))
