@@ -55,7 +55,7 @@ def _decision(text: Text, decision: dict, now: datetime | None, can_decide: bool
         _line(text, "", who + f" (expires {decision.get('expires_at') or '?'})")
     if decision.get("reason") and state != "valid":
         _line(text, "", decision["reason"], "dim")
-    if state != "valid" and can_decide:
+    if state not in ("valid", "unverified") and can_decide:
         _line(text, "", "press d to decide again", "italic")
 
 
