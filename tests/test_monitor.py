@@ -199,10 +199,11 @@ def test_inotify_limit_falls_back_to_polling_and_says_so(root: Path, monkeypatch
 
     import console.monitor as monitor
 
-    def exhausted(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "OS file watch limit reached")
+    class Exhausted(monitor.WatcherProcess):
+        def ready(self, stop, timeout=600.0):
+            raise OSError(errno.ENOSPC, "OS file watch limit reached")
 
-    monkeypatch.setattr(monitor, "RustNotify", exhausted)
+    monkeypatch.setattr(monitor, "WatcherProcess", Exhausted)
     with Live(root) as live:
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
         assert "inotify watch limit" in live.statuses[-1].detail and "polling" in live.statuses[-1].detail
@@ -231,7 +232,7 @@ def test_watch_shortfall_counts_this_process_watches(tmp_path: Path) -> None:
 def test_silent_watch_limit_degrades_to_polling(root: Path, monkeypatch) -> None:
     import console.monitor as monitor
 
-    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs: f"0 of {dirs} directories watched")
+    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
     with Live(root) as live:
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
         assert "watch limit is exhausted (0 of" in live.statuses[-1].detail
