@@ -201,3 +201,25 @@ async def test_a_planted_hostile_decision_is_rejected_and_shown_as_text(tmp_path
             and p.name != "FAILURE.decision.json"]
     assert len(kept) == 1 and json.loads(kept[0].read_bytes())["operator"] == HOSTILE
     assert decisions.verify_decision(str(kit.root), decisions.paths_for(CONFIRM)[0], kit.policy()).state == "valid"
+
+
+async def test_a_decision_turns_stale_live_when_the_finding_changes(tmp_path):
+    kit = make_kit(tmp_path)
+    decisions.decide(str(kit.root), kit.finding(CONFIRM), choice="approve", operator="alice@example.com",
+                     signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
+    app = make_app(kit)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        row = next(r for r in app.index.rows() if r.path == CONFIRM)
+        assert row.decision.state == "valid"
+        assert CONFIRM not in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
+        target = kit.root / CONFIRM
+        target.write_bytes(target.read_bytes().replace(b'"attempt": 1', b'"attempt": 2'))
+        change = app.index.apply([str(target)])  # what the monitor does on the write
+        app.post_message(app.IndexChanged(change))
+        await pilot.pause()
+        row = next(r for r in app.index.rows() if r.path == CONFIRM)
+        assert row.decision.state == "stale"
+        assert CONFIRM in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
+        app._main().select(row.id)
+        await until(pilot, lambda: "STALE" in str(app.screen.query_one("#detail").render()))
