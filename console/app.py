@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import subprocess
@@ -79,6 +80,7 @@ class TriageApp(App[None]):
         self.watch_mode = "indexing"
         self.watch_detail = ""
         self.indexing = True  # until the initial scan is in; the watcher may report "live" before that
+        self._streamed = False  # rows of the initial scan came in batches
         self.monitor = None
 
     def get_system_commands(self, screen) -> Iterable[SystemCommand]:
@@ -150,11 +152,22 @@ class TriageApp(App[None]):
         if problems:
             self.watch_detail = problems
             self.notify(problems, title="Root problem", severity="error", timeout=10)
-        self._main().load(self.index.rows())
+        main = self._main()
+        held = sum(len(state.findings) for state in self.index.runs.values())
+        if self._streamed and main.table.tally["findings"] == held:
+            main.finish_initial()  # the streamed batches brought every row: no reload, no full sort
+        else:
+            main.load(self.index.rows())
+        # What the scan built lives as long as the console: keep the collector from walking it.
+        gc.freeze()
 
     def on_triage_app_index_batch(self, message: IndexBatch) -> None:
         if self.indexing:
+            self._streamed = True
             self._main().add_initial(message.rows)
+            # The rows read so far stay for good: full collections over them stall the event loop
+            # (0.6-0.9 s each near 200,000 rows), so move them out of the collector's sight.
+            gc.freeze()
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change

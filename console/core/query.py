@@ -4,36 +4,135 @@ Space-separated terms, all of which must match: ``route:human``, ``class:F5``,
 ``gate:confirm`` (``gate:*`` any gate), ``run:orders`` (``run:=NAME`` exactly), ``format:raw``,
 ``status:error``; any other word matches the run, node, path, class or next
 action, case-insensitively.
+
+``parse_filter`` gives a ``Filter``: a predicate over one finding, and ``select`` to filter a
+whole list at once (what the console does on every keystroke, over up to a few hundred thousand
+rows). ``select`` keeps the list's order and answers exactly as the predicate would; it is faster
+because each term runs as one pass whose test on a field's value is remembered per distinct value
+(runs, classes, routes repeat across many findings).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from operator import attrgetter
+from typing import Any, Callable, Iterable
 
 from .findings import Finding
 
 FIELDS = ("route", "class", "gate", "run", "format", "status", "node")
+# Terms whose match only gets stricter as their value grows (substring tests).
+_SUBSTRING = ("word", "run", "node")
 
 
-def parse_filter(query: str) -> Callable[[Finding], bool]:
-    """A predicate over findings for a filter string (an empty string matches everything)."""
-    tests: list[Callable[[Finding], bool]] = []
+class _Memo(dict):
+    """value -> test(value), computed once per distinct value."""
+
+    __slots__ = ("test",)
+
+    def __init__(self, test: Callable[[Any], bool]) -> None:
+        super().__init__()
+        self.test = test
+
+    def __missing__(self, value: Any) -> bool:
+        result = self[value] = self.test(value)
+        return result
+
+
+def _terms(query: str) -> list[tuple[str, str]]:
+    """(kind, value) per term: kind is a field name, ``gate*``, ``run=`` or ``word``."""
+    out = []
     for term in query.split():
         field, sep, value = term.partition(":")
         value = value.lower()
         if sep and field in FIELDS:
             if field == "gate" and value in ("*", "any", "yes"):
-                tests.append(lambda f: f.gate is not None and f.superseded_by is None)
+                out.append(("gate*", ""))
             elif field == "run" and value.startswith("="):
-                tests.append(lambda f, v=value[1:]: f.run.lower() == v)
-            elif field == "run":
-                tests.append(lambda f, v=value: v in f.run.lower())
-            elif field == "node":
-                tests.append(lambda f, v=value: v in (f.node or "").lower())
+                out.append(("run=", value[1:]))
             else:
-                attr = "class_" if field == "class" else field
-                tests.append(lambda f, a=attr, v=value: str(getattr(f, a) or "").lower() == v)
+                out.append((field, value))
         else:
-            word = term.lower()
-            tests.append(lambda f, w=word: any(w in (s or "").lower() for s in (f.run, f.node, f.path, f.class_, f.next_action)))
-    return lambda f: all(test(f) for test in tests)
+            out.append(("word", term.lower()))
+    return out
+
+
+def _word_test(word: str) -> Callable[[Any], bool]:
+    return lambda s: word in (s or "").lower()
+
+
+class Filter:
+    """A compiled filter: call it on one finding, or ``select`` from many."""
+
+    __slots__ = ("query", "_terms")
+
+    def __init__(self, query: str = "") -> None:
+        self.query = query
+        self._terms = _terms(query)
+
+    @property
+    def everything(self) -> bool:
+        """Whether it matches every finding (an empty query)."""
+        return not self._terms
+
+    def __call__(self, f: Finding) -> bool:
+        for kind, value in self._terms:
+            if kind == "gate*":
+                if f.gate is None or f.superseded_by is not None:
+                    return False
+            elif kind == "run=":
+                if f.run.lower() != value:
+                    return False
+            elif kind == "run":
+                if value not in f.run.lower():
+                    return False
+            elif kind == "node":
+                if value not in (f.node or "").lower():
+                    return False
+            elif kind == "word":
+                if not any(value in (s or "").lower() for s in (f.run, f.node, f.path, f.class_, f.next_action)):
+                    return False
+            else:
+                attr = "class_" if kind == "class" else kind
+                if str(getattr(f, attr) or "").lower() != value:
+                    return False
+        return True
+
+    def select(self, rows: Iterable[Finding]) -> list[Finding]:
+        """The rows that match, in their order."""
+        out = rows if isinstance(rows, list) else list(rows)
+        for kind, value in self._terms:
+            if kind == "gate*":
+                out = [f for f in out if f.gate is not None and f.superseded_by is None]
+            elif kind == "word":
+                # Runs, nodes and classes repeat: remember each value's answer; paths and next
+                # actions are tested only for rows the remembered fields did not match.
+                memo = _Memo(_word_test(value))
+                out = [f for f in out if memo[f.run] or memo[f.node] or memo[f.class_]
+                       or value in f.path.lower() or (f.next_action is not None and value in f.next_action.lower())]
+            else:
+                if kind == "run=":
+                    attr, test = "run", (lambda s, v=value: s.lower() == v)
+                elif kind in ("run", "node"):
+                    attr, test = kind, _word_test(value)
+                else:
+                    attr = "class_" if kind == "class" else kind
+                    test = lambda s, v=value: str(s or "").lower() == v
+                memo, get = _Memo(test), attrgetter(attr)
+                out = [f for f in out if memo[get(f)]]
+        return out if out is not rows else list(out)
+
+
+def parse_filter(query: str) -> Filter:
+    """A predicate over findings for a filter string (an empty string matches everything)."""
+    return Filter(query)
+
+
+def narrows(old: str, new: str) -> bool:
+    """Whether every finding ``new`` matches is also matched by ``old`` (so filtering what ``old``
+    left is enough): each old term is still there, or grew where a growing value only makes the
+    term stricter (words, ``run:``, ``node:``)."""
+    new_terms = _terms(new)
+    for kind, value in _terms(old):
+        if not any(k == kind and (v == value or (kind in _SUBSTRING and value in v)) for k, v in new_terms):
+            return False
+    return True

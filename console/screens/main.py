@@ -15,14 +15,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Sparkline, Static
 
 from ..core.findings import Finding
-from ..core.query import parse_filter
+from ..core.query import narrows, parse_filter
 from ..core.safety import safe
 from ..paths import style
 from ..widgets.detail import detail_text
 from ..widgets.finding_table import FindingTable, header_text
 
 SPARK_MINUTES = 30
-DETAIL_DELAY = 0.06  # seconds the cursor rests before the detail pane follows it
+DETAIL_DELAY = 0.06  # while the cursor moves fast, seconds it rests before the detail pane follows it
+INITIAL_REPAINT = 0.25  # while the initial scan streams rows, table and counts repaint at most this often
+FAST_MOVES = 0.15  # cursor moves closer together than this are "moving fast" (a held key)
 
 
 class MainScreen(Screen[None]):
@@ -43,7 +45,12 @@ class MainScreen(Screen[None]):
         super().__init__()
         self._arrivals: deque[float] = deque(maxlen=10_000)
         self._detail_timer = None
+        self._last_move = 0.0
+        self._detail_of: Finding | None = None  # the row whose detail is shown
         self._had_selection_none = True
+        self._query = ""  # the filter applied to the table
+        self._initial_painted = 0.0
+        self._initial_timer = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
@@ -61,6 +68,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(FindingTable).focus()
+        self.query_one(FindingTable).on_cursor = self._cursor_follow
         self.refresh_status()
 
     def on_resize(self) -> None:
@@ -80,18 +88,44 @@ class MainScreen(Screen[None]):
 
     def load(self, findings: list[Finding]) -> None:
         self.table.set_findings(findings)
+        self.table.prepare_orders()
         self.refresh_status()
         self.show_detail(self.table.selected)
         self.refresh_bindings()  # copy/open become possible once there is a selection
 
+    def finish_initial(self) -> None:
+        """The initial scan ended and every row came through ``add_initial``."""
+        if self._initial_timer is not None:
+            self._initial_timer.stop()
+            self._initial_timer = None
+        self.table.settle()
+        self.refresh_status()
+        self.show_detail(self.table.selected)
+        self.refresh_bindings()
+        self.table.prepare_orders()
+
     def add_initial(self, rows: list[Finding]) -> None:
         """Rows of the initial scan as it goes (not marked new)."""
         first = not self.table.rows
+        now = time.monotonic()
+        if not first and now - self._initial_painted < INITIAL_REPAINT:
+            # Rows arrive every 50 ms; painting each batch would take the scan's time (one GIL).
+            self.table.apply(rows, [], [], mark_new=False, settle=False)
+            if self._initial_timer is None:
+                self._initial_timer = self.set_timer(INITIAL_REPAINT - (now - self._initial_painted), self._paint_initial)
+            return
         self.table.apply(rows, [], [], mark_new=False)
+        self._initial_painted = now
         self.refresh_status()
         if first and self.table.selected is not None:
             self.show_detail(self.table.selected)
             self.refresh_bindings()
+
+    def _paint_initial(self) -> None:
+        self._initial_timer = None
+        self._initial_painted = time.monotonic()
+        self.table.settle()
+        self.refresh_status()
 
     def apply_change(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
         now = time.time()
@@ -122,7 +156,7 @@ class MainScreen(Screen[None]):
         detail = getattr(app, "watch_detail", "")
         if detail:
             text.append(f"  {safe(detail, max_len=120)}", style="dim")
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(text, layout=False)  # one line of a fixed size
         now = time.time()
         buckets = [0] * SPARK_MINUTES
         for t in self._arrivals:
@@ -132,7 +166,13 @@ class MainScreen(Screen[None]):
         self.query_one(Sparkline).data = buckets
 
     # --- detail -------------------------------------------------------------------------
+    def _follow(self, finding: Finding | None) -> None:
+        """Show this row's detail unless it is the one shown (rows are replaced, not changed in place)."""
+        if finding is None or finding is not self._detail_of:
+            self.show_detail(finding)
+
     def show_detail(self, finding: Finding | None) -> None:
+        self._detail_of = finding
         body = self.query_one("#detail", Static)
         if finding is None:
             body.update(Text("No findings." if not self.table.rows else "Select a finding."))
@@ -141,13 +181,23 @@ class MainScreen(Screen[None]):
         history = self.app.history_of(finding)
         body.update(detail_text(self.app.full(finding), seen, history))
 
-    @on(FindingTable.CursorMoved)
-    def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
-        # The highlight moves at once; the detail (a file read and a re-layout) follows when
-        # the cursor rests, so holding j over thousands of rows stays smooth.
+    def _cursor_follow(self, finding: Finding | None) -> None:
+        # The highlight moves at once. So does the detail after a single move (in the same frame:
+        # the table calls this before its CursorMoved is delivered); while moves come fast (a held
+        # j), the detail (a file read and a re-layout) follows when the cursor rests, so holding j
+        # over thousands of rows stays smooth.
         if self._detail_timer is not None:
             self._detail_timer.stop()
-        self._detail_timer = self.set_timer(DETAIL_DELAY, lambda: self.show_detail(self.table.selected))
+            self._detail_timer = None
+        now = time.monotonic()
+        fast, self._last_move = now - self._last_move < FAST_MOVES, now
+        if fast:
+            self._detail_timer = self.set_timer(DETAIL_DELAY, lambda: self._follow(self.table.selected))
+        else:
+            self._follow(finding)
+
+    @on(FindingTable.CursorMoved)
+    def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
         if (event.finding is None) != self._had_selection_none:
             self._had_selection_none = event.finding is None
             self.refresh_bindings()
@@ -156,7 +206,7 @@ class MainScreen(Screen[None]):
     def _selected(self, event: FindingTable.FindingSelected) -> None:
         if self._detail_timer is not None:
             self._detail_timer.stop()
-        self.show_detail(event.finding)
+        self._follow(event.finding)
         self.query_one("#detail-pane").focus()
 
     def select(self, finding_id: str) -> None:
@@ -166,7 +216,7 @@ class MainScreen(Screen[None]):
                 self.show_detail(f)
                 return
         self.query_one("#filter", Input).value = ""
-        self.table.set_filter(lambda f: True)
+        self._set_query("")
         for i, f in enumerate(self.table.rows):
             if f.id == finding_id:
                 self.table.cursor = i
@@ -183,7 +233,7 @@ class MainScreen(Screen[None]):
         if box.has_focus or box.value:
             box.value = ""
             box.display = False
-            self.table.set_filter(lambda f: True)
+            self._set_query("")
             self.refresh_status()
         self.table.focus()
 
@@ -192,14 +242,23 @@ class MainScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         box.display = True
         box.value = query
-        self.table.set_filter(parse_filter(query))
+        self._set_query(query)
         self.refresh_status()
         self.table.focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.table.set_filter(parse_filter(event.value))
+        if event.value != event.input.value:
+            return  # keys typed faster than the table filters: only the latest text is applied
+        self._set_query(event.value)
         self.refresh_status()
+
+    def _set_query(self, query: str) -> None:
+        if query == self._query:
+            return
+        narrow = narrows(self._query, query)
+        self._query = query
+        self.table.set_filter(parse_filter(query), narrow=narrow)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:

@@ -7,11 +7,14 @@ visible rows on demand, so painting and updates cost the same at any size.
 
 from __future__ import annotations
 
+import asyncio
+import heapq
 import time
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain, islice
 from typing import Callable, ClassVar
 
 from rich.segment import Segment
@@ -23,9 +26,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..core.findings import Finding
+from ..core.query import Filter, parse_filter
 from ..core.safety import safe
 
 NEW_FOR = 3.0  # seconds a new row stays marked
+_UNSET = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +78,118 @@ NARROW_COLUMNS: tuple[Column, ...] = (
 )
 NARROW_BELOW = 100
 SORT_KEYS = ("time", "run", "class", "route", "gate", "confidence")
+# Each column's sort key: its value, then path and id, so every row has its own place.
+SORT_FUNCS: dict[str, Callable[[Finding], tuple]] = {
+    "time": lambda f: (f.time or "", f.path, f.id),
+    "run": lambda f: (f.run or "", f.path, f.id),
+    "class": lambda f: (f.class_, f.path, f.id),
+    "route": lambda f: (f.route or "", f.path, f.id),
+    "gate": lambda f: (f.gate or "", f.path, f.id),
+    "confidence": lambda f: (f.confidence if f.confidence is not None else -1.0, f.path, f.id),
+}
+BLOCK = 1000  # rows per block of a sorted order
+CHUNK = 4000  # rows per slice of background work on the event loop (a few ms each)
+SMALL = 20_000  # a filtered view this small is re-sorted directly on a sort change
 
 
 def columns_for(width: int) -> tuple[Column, ...]:
     return NARROW_COLUMNS if width < NARROW_BELOW else COLUMNS
+
+
+class _Sorted(Sequence):
+    """Rows in ascending order of ``key``, in blocks of about ``BLOCK`` rows.
+
+    Inserting or removing a row touches one block (a bisect over the blocks' last keys, one
+    within the block), so a live change costs the same at 1,000 or 200,000 rows; reading row
+    ``i`` is a bisect over the blocks' start offsets.
+    """
+
+    __slots__ = ("key", "_blocks", "_maxes", "_starts", "_len")
+
+    def __init__(self, key: Callable[[Finding], tuple], rows: list[Finding] | None = None) -> None:
+        """``rows`` must already be in ``key`` order."""
+        rows = rows or []
+        self.key = key
+        self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
+        self._maxes = [key(b[-1]) for b in self._blocks]
+        self._len = len(rows)
+        self._starts: list[int] | None = None
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _offsets(self) -> list[int]:
+        if self._starts is None:
+            self._starts = list(accumulate((len(b) for b in self._blocks), initial=0))
+        return self._starts
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._len))]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        starts = self._offsets()
+        b = bisect_right(starts, index) - 1
+        return self._blocks[b][index - starts[b]]
+
+    def __iter__(self):
+        return chain.from_iterable(self._blocks)
+
+    def __reversed__(self):
+        return chain.from_iterable(map(reversed, reversed(self._blocks)))
+
+    def insert(self, row: Finding) -> None:
+        key = self.key
+        k = key(row)
+        blocks, maxes = self._blocks, self._maxes
+        if not blocks:
+            blocks.append([row])
+            maxes.append(k)
+        else:
+            b = min(bisect_right(maxes, k), len(blocks) - 1)
+            block = blocks[b]
+            pos = bisect_right(block, k, key=key)
+            block.insert(pos, row)
+            if pos == len(block) - 1:
+                maxes[b] = k
+            if len(block) > 2 * BLOCK:
+                half = len(block) // 2
+                blocks[b : b + 1] = [block[:half], block[half:]]
+                maxes[b : b + 1] = [key(block[half - 1]), maxes[b]]
+        self._len += 1
+        self._starts = None
+
+    def _find(self, row: Finding) -> tuple[int, int] | None:
+        k = self.key(row)
+        b = bisect_left(self._maxes, k)
+        if b == len(self._blocks):
+            return None
+        block = self._blocks[b]
+        pos = bisect_left(block, k, key=self.key)
+        return (b, pos) if pos < len(block) and block[pos].id == row.id else None
+
+    def position(self, row: Finding) -> int | None:
+        """The row's index, or None if it is not here."""
+        found = self._find(row)
+        return None if found is None else self._offsets()[found[0]] + found[1]
+
+    def remove(self, row: Finding) -> bool:
+        """Take the row out (found by its key: pass the row as it was inserted). False if absent."""
+        found = self._find(row)
+        if found is None:
+            return False
+        b, pos = found
+        block = self._blocks[b]
+        del block[pos]
+        if not block:
+            del self._blocks[b], self._maxes[b]
+        elif pos == len(block):
+            self._maxes[b] = self.key(block[-1])
+        self._len -= 1
+        self._starts = None
+        return True
 
 
 class _View(Sequence):
@@ -154,20 +267,34 @@ class FindingTable(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._all: dict[str, Finding] = {}
-        self._asc: list[Finding] = []
-        self._keys: list[tuple] = []
+        # Every row, in each sort key's order (built when first needed, or in the background
+        # after the initial scan), kept current by live changes; the view is the current key's
+        # order itself, or the rows of it that pass the filter.
+        self._orders: dict[str, _Sorted] = {}
+        self._view = self._orders["time"] = _Sorted(SORT_FUNCS["time"])
+        self._generation = 0  # bumped when every row is replaced (background builds then start over)
+        self._log: list[tuple[bool, Finding]] | None = None  # changes made while an order is built aside
+        self._held: object = _UNSET  # the selection when apply(settle=False) first held the repaint back
         self._tally: Counter = Counter()
         self._new: dict[str, float] = {}
-        self._filter: Callable[[Finding], bool] = lambda f: True
+        self._filter: Callable[[Finding], bool] = parse_filter("")
         self._line_cache: dict[tuple[str, int, bool, bool, int], Strip] = {}
+        # Called at once when the highlighted finding changes (before CursorMoved is delivered),
+        # so what follows the cursor is painted in the same frame as the highlight.
+        self.on_cursor: Callable[[Finding | None], None] | None = None
 
     # --- data -------------------------------------------------------------------------
-    # Rows are kept in one ascending list (with their sort keys beside them, for bisect);
-    # the display order is that list read forwards or backwards. A live change inserts or
-    # removes only the rows it names, so its cost does not grow with the table.
+    # Rows are kept in blocked ascending orders (one per sort key); the display order is the
+    # current one read forwards or backwards. A live change inserts or removes only the rows it
+    # names, so its cost does not grow with the table; changing the sort key is a swap once that
+    # key's order is built.
     @property
     def rows(self) -> "_View":
-        return _View(self._asc, self.sort_reverse)
+        return _View(self._view, self.sort_reverse)
+
+    @property
+    def _asc(self) -> _Sorted:
+        return self._view
 
     @property
     def selected(self) -> Finding | None:
@@ -180,48 +307,81 @@ class FindingTable(ScrollView, can_focus=True):
         return self._tally
 
     def set_findings(self, findings: list[Finding]) -> None:
+        current = self.selected.id if self.selected else None
         self._all = {f.id: f for f in findings}
         self._tally = Counter()
         for f in self._all.values():
             self._count(f, 1)
-        self._rebuild()
+        self._generation += 1
+        self._log = None
+        self._orders = {}
+        self._show(current)
 
-    def apply(self, added: list[Finding], changed: list[Finding], removed: list[Finding], *, mark_new: bool = True) -> None:
+    def apply(self, added: list[Finding], changed: list[Finding], removed: list[Finding], *, mark_new: bool = True,
+              settle: bool = True) -> None:
+        """Take in a change. ``settle=False``: hold the repaint (and the cursor's follow-up) back
+        until ``settle()``; the initial scan uses it to repaint a few times a second, not per batch."""
         now = time.monotonic()
         current = self.selected.id if self.selected else None
+        if self._held is not _UNSET:
+            current = self._held  # type: ignore[assignment]
+        orders = list(self._orders.values())
+        view = self._view if not any(self._view is o for o in orders) else None
+        log = self._log
+        keep = self._filter
         for f in removed:
             old = self._all.pop(f.id, None)
             if old is not None:
                 self._count(old, -1)
-                self._remove(old)
+                self._discard(old, orders, view, log)
         for f in [*changed, *added]:
             old = self._all.get(f.id)
             if old is not None:
                 self._count(old, -1)
-                self._remove(old)
+                self._discard(old, orders, view, log)
             self._all[f.id] = f
             self._count(f, 1)
-            if self._filter(f):
-                self._insert(f)
+            for order in orders:
+                order.insert(f)
+            if view is not None and keep(f):
+                view.insert(f)
+            if log is not None:
+                log.append((True, f))
         if mark_new and added:
             for f in added:
                 self._new[f.id] = now
             self.set_timer(NEW_FOR + 0.05, self._expire_new)
-        self._settle(current)
+        if settle:
+            self._held = _UNSET
+            self._settle(current)
+        else:
+            self._held = current
 
-    def set_filter(self, predicate: Callable[[Finding], bool]) -> None:
+    def settle(self) -> None:
+        """Repaint after changes applied with ``settle=False``."""
+        if self._held is not _UNSET:
+            current, self._held = self._held, _UNSET
+            self._settle(current)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _discard(old: Finding, orders: list[_Sorted], view: _Sorted | None, log: list | None) -> None:
+        for order in orders:
+            order.remove(old)
+        if view is not None:
+            view.remove(old)
+        if log is not None:
+            log.append((False, old))
+
+    def set_filter(self, predicate: Callable[[Finding], bool], *, narrow: bool = False) -> None:
+        """Show only the rows the predicate keeps. ``narrow``: it keeps a subset of what the current
+        filter keeps (the query only grew), so only the rows shown now need testing."""
+        current = self.selected.id if self.selected else None
+        base = self._view if narrow and self._view is not self._orders.get(self.sort_key) else None
         self._filter = predicate
-        self._rebuild()
+        self._show(current, base)
 
     def _key(self, f: Finding) -> tuple:
-        key = self.sort_key
-        if key == "confidence":
-            value: object = f.confidence if f.confidence is not None else -1.0
-        elif key == "class":
-            value = f.class_
-        else:
-            value = getattr(f, key) or ""
-        return (value, f.path, f.id)
+        return SORT_FUNCS[self.sort_key](f)
 
     def _count(self, f: Finding, sign: int) -> None:
         tally = self._tally
@@ -233,37 +393,103 @@ class FindingTable(ScrollView, can_focus=True):
             if f.gate:
                 tally["gates"] += sign
 
-    def _insert(self, f: Finding) -> None:
-        key = self._key(f)
-        i = bisect_right(self._keys, key)
-        self._keys.insert(i, key)
-        self._asc.insert(i, f)
+    def _order(self, key: str) -> _Sorted:
+        """Every row in ``key`` order (sorted now if it was not built yet)."""
+        order = self._orders.get(key)
+        if order is None:
+            func = SORT_FUNCS[key]
+            order = self._orders[key] = _Sorted(func, sorted(self._all.values(), key=func))
+        return order
 
-    def _remove(self, f: Finding) -> None:
-        key = self._key(f)
-        i = bisect_left(self._keys, key)
-        if i < len(self._asc) and self._asc[i].id == f.id:
-            del self._keys[i], self._asc[i]
+    def _select(self, rows) -> list[Finding]:
+        keep = self._filter
+        select = getattr(keep, "select", None)
+        return select(rows) if select is not None else [f for f in rows if keep(f)]
+
+    def _show(self, current: str | None, base: _Sorted | None = None) -> None:
+        """Make the view: the current key's order, filtered (from ``base`` if given)."""
+        func = SORT_FUNCS[self.sort_key]
+        if getattr(self._filter, "everything", False):
+            self._view = self._order(self.sort_key)
+        elif base is not None and base.key is func:
+            self._view = _Sorted(func, self._select(base))
+        elif base is not None and len(base) <= SMALL:
+            self._view = _Sorted(func, sorted(self._select(base), key=func))
+        else:
+            self._view = _Sorted(func, self._select(self._order(self.sort_key)))
+        self._settle(current)
 
     def _rebuild(self) -> None:
-        current = self.selected.id if self._asc and self.selected else None
-        rows = sorted(((self._key(f), f) for f in self._all.values() if self._filter(f)), key=lambda pair: pair[0])
-        self._keys = [k for k, _ in rows]
-        self._asc = [f for _, f in rows]
-        self._settle(current)
+        """The sort key changed."""
+        current = self.selected.id if self.selected else None
+        if not getattr(self._filter, "everything", False) and len(self._view) <= SMALL:
+            self._show(current, self._view)  # a small filtered view: sort just its rows
+        else:
+            self._show(current)
 
     def _settle(self, current: str | None) -> None:
         """After the rows changed: sizes, the cursor on the same finding if it is still shown, a repaint."""
         self._line_cache.clear()
-        n = len(self._asc)
-        self.virtual_size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
+        n = len(self._view)
+        size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
+        if size != self.virtual_size:
+            self.virtual_size = size
+            # Scrollbars shown or hidden now, in this layout pass: left to the layout that follows
+            # a size change, they take a second layout and a second frame.
+            self._refresh_scrollbars()
         row = self._all.get(current) if current is not None else None
-        if row is not None and self._filter(row):
-            i = bisect_left(self._keys, self._key(row))
-            if i < n and self._asc[i].id == row.id:
+        if row is not None:
+            i = self._view.position(row)
+            if i is not None:
                 self.cursor = n - 1 - i if self.sort_reverse else i
         self.cursor = min(self.cursor, max(n - 1, 0))
         self.refresh()
+
+    # --- background ----------------------------------------------------------------------
+    def prepare_orders(self) -> None:
+        """Build every sort key's order in the background, in slices of a few milliseconds on the
+        event loop, so that changing the sort key later is a swap, not a sort of every row."""
+        self.run_worker(self._build_orders(), group="finding-table-orders", exclusive=True)
+
+    async def _build_orders(self) -> None:
+        start = SORT_KEYS.index(self.sort_key)
+        log: list | None = None
+        try:
+            for key in SORT_KEYS[start:] + SORT_KEYS[:start]:
+                if key in self._orders:
+                    continue
+                generation = self._generation
+                func = SORT_FUNCS[key]
+                rows = list(self._all.values())
+                self._log = log = []  # apply() records what changes while this order is built aside
+                runs = []
+                for i in range(0, len(rows), CHUNK):
+                    runs.append(sorted(rows[i : i + CHUNK], key=func))
+                    await asyncio.sleep(0)
+                merged: list[Finding] = []
+                it = heapq.merge(*runs, key=func)
+                while True:
+                    part = list(islice(it, CHUNK))
+                    merged.extend(part)
+                    if len(part) < CHUNK:
+                        break
+                    await asyncio.sleep(0)
+                self._log = None
+                if generation != self._generation:
+                    return  # every row was replaced meanwhile (set_findings builds what it needs)
+                if key in self._orders:
+                    continue  # a sort key change needed it first and sorted it then
+                order = _Sorted(func, merged)
+                for present, row in log:
+                    if present:
+                        order.insert(row)
+                    else:
+                        order.remove(row)
+                self._orders[key] = order
+                await asyncio.sleep(0)
+        finally:
+            if self._log is log:  # (a builder that replaced this one keeps its own)
+                self._log = None
 
     def _expire_new(self) -> None:
         now = time.monotonic()
@@ -309,11 +535,15 @@ class FindingTable(ScrollView, can_focus=True):
 
     # --- actions ----------------------------------------------------------------------
     def watch_cursor(self, old: int, new: int) -> None:
+        if self._held is not _UNSET:  # the user moved while repaints are held: follow the new row
+            self._held = self.selected.id if self.selected else None
         top = round(self.scroll_y)
         self.scroll_to_cursor()
         if round(self.scroll_y) == top:  # only the two rows whose highlight changed
             self.refresh_line(old)  # (virtual line numbers: ScrollView subtracts the scroll offset)
             self.refresh_line(new)
+        if self.on_cursor is not None:
+            self.on_cursor(self.selected)
         self.post_message(self.CursorMoved(self.selected))
 
     def scroll_to_cursor(self) -> None:
@@ -350,8 +580,8 @@ class FindingTable(ScrollView, can_focus=True):
 
     def watch_sort_reverse(self) -> None:
         # The same list read the other way: keep the cursor on the same finding.
-        if self._asc:
-            self.cursor = len(self._asc) - 1 - self.cursor
+        if self._view:
+            self.cursor = len(self._view) - 1 - self.cursor
         self._line_cache.clear()
         self.refresh()
 
