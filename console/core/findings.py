@@ -10,7 +10,9 @@ node history.
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -142,6 +144,15 @@ class Row:
                    f.time, f.fingerprint, _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase), f.size,
                    f.mtime_ns, f.sha256)
 
+    @classmethod
+    def of_fields(cls, k: dict[str, Any]) -> "Row":
+        """The row of the finding ``Finding.model_construct(**k)`` would make (same defaults), without making it."""
+        g = k.get
+        return cls(k["id"], k["root"], k["path"], _intern(k["run"]), _intern(g("node")), _intern(k["format"]),
+                   _intern(k["status"]), g("error"), _intern(k["taxonomy"]), _intern(k["class_"]), _intern(k["route"]),
+                   g("retryable"), g("confidence"), _intern(g("gate")), g("time"), g("fingerprint"), _intern(g("rule")),
+                   g("attempt"), _intern(g("agent")), _intern(g("phase")), g("size", -1), g("mtime_ns", 0), g("sha256"))
+
     def to_json(self) -> dict[str, Any]:
         """The row's fields under the finding's JSON names (for findings whose file is gone)."""
         return {"id": self.id, "root": self.root, "path": self.path, "run": self.run, "node": self.node,
@@ -197,7 +208,15 @@ def finding_id(root: str, rel: str) -> str:
 def iso_from_ns(mtime_ns: int) -> str | None:
     if not mtime_ns:
         return None
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    t = mtime_ns / 1e9
+    if not 0 <= t < 253402300799:  # before 1970 or near datetime's year 9999: its own path (and errors)
+        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # What datetime.fromtimestamp does: the fraction is rounded to microseconds, half to even,
+    # and a fraction that rounds up to a whole second carries into the seconds.
+    frac, whole = math.modf(t)
+    if round(frac * 1e6) >= 1_000_000:
+        whole += 1
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(whole))
 
 
 def _time_field(*values: Any) -> str | None:
@@ -226,7 +245,6 @@ def _base(root: str, rel: str, read: FileRead, **kw: Any) -> dict[str, Any]:
         sha256=read.sha256,
         size=read.size,
         mtime_ns=read.mtime_ns,
-        time=iso_from_ns(read.mtime_ns),
         warnings=[f"note: {n}" for n in read.notes],
         # Given explicitly: model_construct would otherwise inspect each default factory's signature.
         evidence=[],
@@ -234,11 +252,18 @@ def _base(root: str, rel: str, read: FileRead, **kw: Any) -> dict[str, Any]:
         details={},
     )
     base.update(kw)
+    if "time" not in kw:
+        base["time"] = iso_from_ns(read.mtime_ns)
     return base
 
 
+def _make(kw: dict[str, Any], full: bool) -> Any:
+    """The finding from its fields: a full ``Finding``, or only the index's ``Row``."""
+    return Finding.model_construct(**kw) if full else Row.of_fields(kw)
+
+
 def problem_entry(root: str, rel: str, read: FileRead, fmt: str = "unrecognized", *, status: str | None = None,
-                  error: str | None = None, data: Any = None) -> Entry:
+                  error: str | None = None, data: Any = None, full: bool = True) -> Entry:
     """A finding for a file that could not be read, parsed or recognised: it says so and why."""
     status = status or read.status
     if status == "ok":
@@ -250,33 +275,38 @@ def problem_entry(root: str, rel: str, read: FileRead, fmt: str = "unrecognized"
             if isinstance(data.get(key), str):
                 node = data[key][:200]
                 break
-    finding = Finding.model_construct(**_base(root, rel, read, format=fmt, status=status, error=error or read.error or "unreadable",
-                              taxonomy="console", class_=cls, route="none", node=node))
+    finding = _make(_base(root, rel, read, format=fmt, status=status, error=error or read.error or "unreadable",
+                          taxonomy="console", class_=cls, route="none", node=node), full)
     return Entry(finding)
 
 
-def unrecognized_entry(root: str, rel: str, read: FileRead, why: str) -> Entry:
-    finding = Finding.model_construct(**_base(root, rel, read, format="unrecognized", status="ok", error=f"matches no known format: {why}",
-                              taxonomy="console", class_="unrecognized", route="none"))
+def unrecognized_entry(root: str, rel: str, read: FileRead, why: str, full: bool = True) -> Entry:
+    finding = _make(_base(root, rel, read, format="unrecognized", status="ok", error=f"matches no known format: {why}",
+                          taxonomy="console", class_="unrecognized", route="none"), full)
     return Entry(finding)
 
 
-def load_entry(root: str, rel: str, read: FileRead) -> Entry:
-    """Turn one read JSON file into its base finding."""
+def load_entry(root: str, rel: str, read: FileRead, *, full: bool = True) -> Entry:
+    """Turn one read JSON file into its base finding.
+
+    With ``full=False`` the entry's finding is the index's compact ``Row``, built from the same
+    fields without making the ``Finding`` (nor the evidence and details a row does not keep):
+    ``Row.of(load_entry(..).finding) == load_entry(.., full=False).finding`` (a test checks).
+    """
     if read.status != "ok":
-        return problem_entry(root, rel, read)
+        return problem_entry(root, rel, read, full=full)
     data = read.data
     fmt, why = detect(data)
     if fmt == "unrecognized":
-        return unrecognized_entry(root, rel, read, why)
+        return unrecognized_entry(root, rel, read, why, full)
     assert isinstance(data, dict)
     try:
         model = MODELS[fmt].model_validate(data)
     except ValidationError as exc:
         return problem_entry(root, rel, read, fmt, status="error",
-                             error=f"breaks the {fmt} format: {_error_summary(exc)}", data=data)
+                             error=f"breaks the {fmt} format: {_error_summary(exc)}", data=data, full=full)
     builder = _BUILDERS[fmt]
-    return builder(root, rel, read, model)
+    return builder(root, rel, read, model, full)
 
 
 # --- per-format builders ----------------------------------------------------------------
@@ -287,7 +317,7 @@ def _row(taxonomy: str, name: str) -> tx.Class:
     return row
 
 
-def _stage(root: str, rel: str, read: FileRead, m: StageFailure) -> Entry:
+def _stage(root: str, rel: str, read: FileRead, m: StageFailure, full: bool = True) -> Entry:
     row = _row("stage", m.failure_type)
     name = rel.rsplit("/", 1)[-1]
     src = name
@@ -299,10 +329,10 @@ def _stage(root: str, rel: str, read: FileRead, m: StageFailure) -> Entry:
         warnings.append("retryable is missing")
     if not m.next_action:
         warnings.append("next_action is missing")
-    evidence = [Evidence.model_construct(text=f"failure_type={m.failure_type}", source=f"{src}#failure_type")]
-    if m.exit_code is not None:
+    evidence = [Evidence.model_construct(text=f"failure_type={m.failure_type}", source=f"{src}#failure_type")] if full else []
+    if full and m.exit_code is not None:
         evidence.append(Evidence.model_construct(text=f"exit_code={m.exit_code}", source=f"{src}#exit_code"))
-    if m.stderr_tail:
+    if full and m.stderr_tail:
         lines = [line for line in m.stderr_tail.splitlines() if line.strip()][-6:]
         evidence.extend(Evidence.model_construct(text=line, source=f"{src}#stderr_tail") for line in lines)
     details: dict[str, Any] = {"failure_type": m.failure_type, "role": m.role, "stage": m.stage, "exit_code": m.exit_code}
@@ -311,7 +341,7 @@ def _stage(root: str, rel: str, read: FileRead, m: StageFailure) -> Entry:
     if m.stderr_tail:
         details["stderr_tail"] = m.stderr_tail
     message = m.stderr_tail or m.next_action or ""
-    finding = Finding.model_construct(**_base(
+    finding = _make(_base(
         root, rel, read, format="stage", status="ok", taxonomy="stage", class_=m.failure_type, route=row.route,
         retryable=m.retryable if m.retryable is not None else expected_retryable, gate=row.gate,
         next_action=m.next_action or tx.STAGE_NEXT_ACTION[m.failure_type].format(role=m.role or "the role", agent=m.agent or "agent"),
@@ -319,11 +349,11 @@ def _stage(root: str, rel: str, read: FileRead, m: StageFailure) -> Entry:
         fingerprint=make_fingerprint(m.failure_type, message) if message else None,
         time=_time_field(m.failed_at, m.started_at) or iso_from_ns(read.mtime_ns),
         details=details,
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     return Entry(finding, group=("stage", m.role or "?"), order=(m.attempt or 0, finding.time or ""), klass=m.failure_type)
 
 
-def _classifier(root: str, rel: str, read: FileRead, m: ClassifierOutput) -> Entry:
+def _classifier(root: str, rel: str, read: FileRead, m: ClassifierOutput, full: bool = True) -> Entry:
     name = rel.rsplit("/", 1)[-1]
     row = _row("classifier", m.class_)
     warnings: list[str] = []
@@ -347,28 +377,29 @@ def _classifier(root: str, rel: str, read: FileRead, m: ClassifierOutput) -> Ent
         warnings.append(f"routes_to {m.routes_to!r} is only for F6")
     if not m.evidence:
         warnings.append("no evidence given")
-    evidence = [Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence)]
+    evidence = [Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence)] if full else []
     next_action = m.recommended_action or expected
     if m.routes_to:
         next_action = f"{next_action} (routes_to: {m.routes_to})"
-    finding = Finding.model_construct(**_base(
+    finding = _make(_base(
         root, rel, read, format="classifier", status="ok", taxonomy="classifier", class_=m.class_, route=route,
         retryable=m.class_ in ("F1", "F2"), confidence=conf, gate=gate, next_action=next_action, evidence=evidence,
         node=m.node_id, details={"parent_node_id": m.parent_node_id, "recommended_action": m.recommended_action,
                                  "routes_to": m.routes_to},
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     return Entry(finding, group=("node", m.node_id or name), order=(finding.time or "",), klass=m.class_)
 
 
-def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport) -> Entry:
+def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport, full: bool = True) -> Entry:
     name = rel.rsplit("/", 1)[-1]
     warnings: list[str] = []
     status = m.status.strip().upper()
     details: dict[str, Any] = {"status": status, "failure_reason": m.failure_reason, "wave": m.wave}
     evidence = []
-    if m.failure_reason:
+    if full and m.failure_reason:
         evidence.append(Evidence.model_construct(text=m.failure_reason, source=f"{name}#failure_reason"))
-    evidence.extend(Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence))
+    if full:
+        evidence.extend(Evidence.model_construct(text=e, source=f"{name}#evidence[{i}]") for i, e in enumerate(m.evidence))
     question = None
     if m.clarification_request:
         if isinstance(m.clarification_request, dict):
@@ -385,7 +416,8 @@ def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport) ->
         taxonomy = "orchestrator"
     elif status not in tx.REPORT_STATUSES:
         return problem_entry(root, rel, read, "orchestrator", status="error",
-                             error=f"breaks the orchestrator format: status {m.status[:40]!r} is not one of FAILED, NEEDS_INPUT, NEEDS_REVISION, REJECTED")
+                             error=f"breaks the orchestrator format: status {m.status[:40]!r} is not one of FAILED, NEEDS_INPUT, NEEDS_REVISION, REJECTED",
+                             full=full)
     elif status == "NEEDS_INPUT" and m.clarification_request:
         row = _row("orchestrator", "clarification")
         cls, route, gate, retryable, taxonomy = "clarification", row.route, row.gate, False, "orchestrator"
@@ -409,18 +441,18 @@ def _orchestrator(root: str, rel: str, read: FileRead, m: OrchestratorReport) ->
     next_action = m.next_action
     if gate == "clarify" and question:
         next_action = f"Answer the sub-agent's question: {question}"
-    finding = Finding.model_construct(**_base(
+    finding = _make(_base(
         root, rel, read, format="orchestrator", status="ok", taxonomy=taxonomy, class_=cls, route=route,
         retryable=retryable, gate=gate, next_action=next_action, evidence=evidence, node=m.agent, agent=m.agent,
         phase=m.phase, attempt=m.attempt, time=_time_field(m.ts) or iso_from_ns(read.mtime_ns), details=details,
         fingerprint=make_fingerprint(cls, m.failure_reason) if m.failure_reason else None,
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     klass = m.failure_classification if cls not in ("success", "clarification") else None
     return Entry(finding, group=("phase", m.phase or "?"), order=(m.attempt or 0, finding.time or ""), klass=klass,
                  extra={"agent": m.agent})
 
 
-def _runtime(root: str, rel: str, read: FileRead, m: RuntimeFailure) -> Entry:
+def _runtime(root: str, rel: str, read: FileRead, m: RuntimeFailure, full: bool = True) -> Entry:
     name = rel.rsplit("/", 1)[-1]
     row = _row("runtime", m.kind)
     warnings: list[str] = []
@@ -435,19 +467,19 @@ def _runtime(root: str, rel: str, read: FileRead, m: RuntimeFailure) -> Entry:
         warnings.append("fingerprint does not match SHA-256 of kind and the normalised message (v1)")
     evidence = [Evidence.model_construct(text=f"kind={m.kind}" + (f" code={m.code}" if m.code else "") + (f" name={m.name}" if m.name else ""),
                          source=f"{name}#kind"),
-                Evidence.model_construct(text=m.message, source=f"{name}#message")]
-    finding = Finding.model_construct(**_base(
+                Evidence.model_construct(text=m.message, source=f"{name}#message")] if full else []
+    finding = _make(_base(
         root, rel, read, format="runtime", status="ok", taxonomy="runtime", class_=m.kind, route=row.route,
         retryable=m.retryable if m.retryable is not None else expected_retryable, gate=row.gate,
         next_action=row.meaning, evidence=evidence, node=m.source, fingerprint=m.fingerprint or computed,
         time=_time_field(m.ts) or iso_from_ns(read.mtime_ns),
         details={"code": m.code, "name": m.name, "source": m.source, "message": m.message,
                  "fingerprint_version": m.fingerprint_version},
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     return Entry(finding, group=("runtime", finding.fingerprint or name), order=(finding.time or "",), klass=m.kind)
 
 
-def _attribution(root: str, rel: str, read: FileRead, m: Attribution) -> Entry:
+def _attribution(root: str, rel: str, read: FileRead, m: Attribution, full: bool = True) -> Entry:
     parts = rel.split("/")
     name = parts[-1]
     node = parts[-2] if len(parts) >= 3 and parts[-3] == "nodes" else (m.culprit.org_node if m.culprit else None)
@@ -498,27 +530,27 @@ def _attribution(root: str, rel: str, read: FileRead, m: Attribution) -> Entry:
     gate, route = row.gate, row.route
     if m.action == "hold_for_human" or m.human_signoff_required:
         gate, route = "hold", "human"
-    evidence = [Evidence.model_construct(text=e.quote, source=f"{name}#evidence[{i}] ({e.source})") for i, e in enumerate(m.evidence)]
+    evidence = [Evidence.model_construct(text=e.quote, source=f"{name}#evidence[{i}] ({e.source})") for i, e in enumerate(m.evidence)] if full else []
     next_action = remediation.must_do if remediation and remediation.must_do else (m.focus_hint or row.meaning)
     attempt = None
     stem = name.rsplit(".", 1)[0]
     if stem.startswith("attempt-") and stem[8:].isdigit():
         attempt = int(stem[8:])
     culprit = m.culprit.model_dump() if m.culprit else None
-    finding = Finding.model_construct(**_base(
+    finding = _make(_base(
         root, rel, read, format="attribution", status="ok", taxonomy="attribution", class_=cls, route=route,
         retryable=m.fail_reason == "infra_flake", confidence=m.confidence, gate=gate, next_action=next_action,
-        evidence=evidence, remediation=remediation, ruled_out=[r.model_dump() for r in m.ruled_out], node=node,
+        evidence=evidence, remediation=remediation, ruled_out=[r.model_dump() for r in m.ruled_out] if full else [], node=node,
         agent=culprit.get("system_agent_id") if culprit else None, attempt=attempt,
         fingerprint=make_fingerprint(cls, remediation.symptom or "" if remediation else "") if m.fail_reason else None,
         details={"verdict": m.verdict, "action": m.action, "human_signoff_required": m.human_signoff_required,
                  "culprit": culprit, "focus_hint": m.focus_hint},
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     return Entry(finding, group=("attempts", "/".join(parts[:-1])), order=(attempt or 0, read.mtime_ns),
                  klass=m.fail_reason)
 
 
-def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
+def _raw(root: str, rel: str, read: FileRead, m: RawEvent, full: bool = True) -> Entry:
     name = rel.rsplit("/", 1)[-1]
     data = m.model_dump()
     result = classify_event(data)
@@ -526,8 +558,9 @@ def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
     if not m.stderr_tail:
         warnings.append("stderr_tail is empty: classified on structured fields only")
     evidence = [Evidence.model_construct(text=f"rule {result.rule} matched {result.matched!r}" if result.matched else f"rule {result.rule}",
-                         source=f"console classifier {result.ruleset}")]
-    evidence.extend(Evidence.model_construct(text=e, source=f"{name}#stderr_tail" if not e.startswith(("exit", "structured", "error", "failed in")) else f"{name}") for e in result.evidence)
+                         source=f"console classifier {result.ruleset}")] if full else []
+    if full:
+        evidence.extend(Evidence.model_construct(text=e, source=f"{name}#stderr_tail" if not e.startswith(("exit", "structured", "error", "failed in")) else f"{name}") for e in result.evidence)
     if result.failure_type is None:
         taxonomy, cls = "console", "not_a_failure"
     else:
@@ -538,7 +571,7 @@ def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
     if m.node is not None:
         node_input = {"event": {k: data.get(k) for k in ("exit_code", "stderr_tail", "files_touched", "cause", "conflict_id")},
                       "node": m.node.model_dump()}
-    finding = Finding.model_construct(**_base(
+    finding = _make(_base(
         root, rel, read, format="raw", status="ok", taxonomy=taxonomy, class_=cls, route=result.route,
         retryable=result.retryable, confidence=result.confidence, gate=row.gate, next_action=result.next_action,
         evidence=evidence, node=node, agent=m.agent, fingerprint=result.fingerprint, rule=result.rule,
@@ -546,7 +579,7 @@ def _raw(root: str, rel: str, read: FileRead, m: RawEvent) -> Entry:
         details={"failure_type": result.failure_type, "kind": result.kind, "tool": m.tool, "exit_code": m.exit_code,
                  "stage": m.stage, "role": m.role, "ruleset": result.ruleset, "files_touched": m.files_touched[:50],
                  "stderr_tail": m.stderr_tail},
-    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings})
+    ) | {"warnings": [f"note: {n}" for n in read.notes] + warnings}, full)
     return Entry(finding, group=("node", node or name), order=(finding.time or "",), node_input=node_input,
                  klass=result.failure_type)
 
