@@ -8,8 +8,13 @@ CLI and the UI query it.
 
 from __future__ import annotations
 
+import errno
+import gc
 import os
+import pickle
+import signal
 import stat
+import struct
 import sys
 import threading
 import time
@@ -140,12 +145,16 @@ class FindingIndex:
         prints = self._prints if prints is None else prints
         self._count_prints(prints, key, state, -1)
         state.derive()
+        self._judge(state)
+        self._count_prints(prints, key, state, +1)
+
+    def _judge(self, state: RunState) -> None:
+        """Mark the rows a decision file answers (a run without one is not looked at)."""
         if self.judge is not None and state.decided:
             for rel, row in state.findings.items():
                 mark = self.judge(state.root, row)
                 if mark is not None:
                     state.findings[rel] = replace(row, decision=mark)
-        self._count_prints(prints, key, state, +1)
 
     @staticmethod
     def _count_prints(prints: dict, key: tuple[str, str], state: RunState, sign: int) -> None:
@@ -195,7 +204,7 @@ class FindingIndex:
         if aux:
             state.aux.pop(rel, None)
             if read.status != "ok":
-                state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read))
+                state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, full=self.keep_findings))
                 if name == STAGE_MD:
                     state.stage = []
                 else:
@@ -206,14 +215,15 @@ class FindingIndex:
             else:
                 state.history = _parse_history(read.raw or b"")
             return
-        state.entries[rel] = self._compact(state, rel, load_entry(root, rel, read))
+        state.entries[rel] = self._compact(state, rel, load_entry(root, rel, read, full=self.keep_findings))
 
     def _compact(self, state: RunState, rel: str, entry: Entry) -> Entry:
+        """The entry with its row; a full finding (made only when the index keeps them) is kept aside."""
         if self.keep_findings:
             if state.full is None:
                 state.full = {}
             state.full[rel] = entry.finding
-        entry.finding = Row.of(entry.finding)
+            entry.finding = Row.of(entry.finding)
         return entry
 
     def _forget(self, state: RunState, rel: str) -> None:
@@ -229,13 +239,20 @@ class FindingIndex:
             state.history = []
 
     # --- full scan ------------------------------------------------------------------
-    def scan(self, on_batch: Callable[[list[Row]], None] | None = None, batch_s: float = 0.05) -> None:
+    def scan(self, on_batch: Callable[[list[Row]], None] | None = None, batch_s: float = 0.05,
+             workers: int | None = None) -> None:
         """Index every root from scratch.
 
         The new index is built aside and swapped in at the end, so queries keep answering (from
         the previous state) while a large tree is read. With ``on_batch``, the rows of each run
-        are handed over as soon as the walk leaves that run, at most every ``batch_s`` seconds,
-        so a console can show the first findings long before the scan ends.
+        are handed over as soon as that run is read, at most every ``batch_s`` seconds, so a
+        console can show the first findings long before the scan ends.
+
+        ``workers``: processes that read runs (this one included). By default every CPU this
+        process may use, up to 4, when the scan runs on the process's only thread (a fork is
+        safe then) and the tree is large enough to gain from it; otherwise 1. Helper processes
+        are forked, read whole runs, derive them and send them back; the judge, the fingerprint
+        counts and ``on_batch`` stay here. Whatever a helper did not send back is read here.
         """
         building: dict[tuple[str, str], RunState] = {}
         problems: dict[str, str] = {}
@@ -244,13 +261,19 @@ class FindingIndex:
         pending: list[Row] = []
         last_flush = time.monotonic()
 
-        def finish(key: tuple[str, str]) -> None:
+        def finish(key: tuple[str, str], state: RunState | None = None) -> None:
+            """A run is read: derive it (unless a helper did), judge it, count it, stream it."""
             nonlocal last_flush
-            state = building.get(key)
-            if state is None or key in derived:
-                return
+            if state is None:
+                state = building.get(key)
+                if state is None or key in derived:
+                    return
+                self._derive(key, state, prints)
+            else:  # derived by a helper process
+                building[key] = state
+                self._judge(state)
+                self._count_prints(prints, key, state, +1)
             derived.add(key)
-            self._derive(key, state, prints)
             if on_batch is not None:
                 pending.extend(state.findings.values())
                 now = time.monotonic()
@@ -263,7 +286,7 @@ class FindingIndex:
         self.dirs_seen = 0
         try:
             for root in self.roots:
-                self._scan_root(root, problems, finish)
+                self._scan_root(root, problems, finish, workers)
         finally:
             self._building = None
         for key in list(building):
@@ -275,7 +298,7 @@ class FindingIndex:
             self.root_problems = problems
             self._prints = prints
 
-    def _scan_root(self, root: str, problems: dict[str, str], finish: Callable[[tuple[str, str]], None]) -> None:
+    def _scan_root(self, root: str, problems: dict[str, str], finish: Callable[..., None], workers: int | None) -> None:
         try:
             st = os.stat(root)
         except OSError as exc:
@@ -287,35 +310,63 @@ class FindingIndex:
         if not os.access(root, os.R_OK | os.X_OK):
             problems[root] = "cannot read the root: permission denied"
             return
-        root_len = len(root) + 1
-        current_run: str | None = None
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False, onerror=self._walk_error(root, problems)):
-            rel_dir = "." if dirpath == root else dirpath[root_len:]
-            depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")] if depth < MAX_DEPTH else []
+        try:
+            root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            problems.setdefault(root, f"could not list .: {exc.strerror or exc}")
+            return
+        try:
+            try:
+                dirs, files = _list_dir(root_fd)
+            except OSError as exc:
+                problems.setdefault(root, f"could not list .: {exc.strerror or exc}")
+                return
             self.dirs_seen += 1
-            if depth == 0:
-                for name in filenames:
-                    if is_tracked(name):
-                        self._scan_file(root, name, name, dir_fd)
-                        finish((root, name))
-                continue
-            if depth == 1:  # the walk is depth-first: the previous run is complete
-                if current_run is not None:
-                    finish((root, current_run))
-                current_run = rel_dir
-            prefix = rel_dir.replace(os.sep, "/") + "/"
-            for name in filenames:
+            for name in files:  # a file directly under a root is a run of its own
                 if is_tracked(name):
-                    self._scan_file(root, prefix + name, name, dir_fd)
-        if current_run is not None:
-            finish((root, current_run))
+                    self._scan_file(root, name, name, root_fd)
+                    finish((root, name))
+            runs = [d for d in dirs if not d.startswith(".")] if MAX_DEPTH > 0 else []
+            n = _scan_workers(workers, len(runs))
+            if n > 1:
+                _parallel_runs(self, root, root_fd, runs, problems, finish, n)
+            else:
+                for run in runs:
+                    self._walk(root, root_fd, run, run, 1, problems)
+                    finish((root, run))
+        finally:
+            os.close(root_fd)
 
-    def _walk_error(self, root: str, problems: dict[str, str]):
-        def onerror(exc: OSError) -> None:
-            where = os.path.relpath(exc.filename, root) if exc.filename else root
-            problems.setdefault(root, f"could not list {where}: {exc.strerror or exc}")
-        return onerror
+    def _walk(self, root: str, parent_fd: int, name: str, rel_dir: str, depth: int, problems: dict[str, str]) -> None:
+        """Read one directory's tracked files, then its subdirectories, depth first (as ``os.fwalk``).
+
+        Each directory is opened relative to its parent with ``O_NOFOLLOW``: a symlink is never
+        walked into (nor is a directory swapped for one after the listing); dot-directories and
+        anything below ``MAX_DEPTH`` are skipped.
+        """
+        try:
+            fd = os.open(name, _DIR_OPEN, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):  # those are no longer a directory: nothing to walk
+                problems.setdefault(root, f"could not list {rel_dir}: {exc.strerror or exc}")
+            return
+        try:
+            try:
+                dirs, files = _list_dir(fd)
+            except OSError as exc:
+                problems.setdefault(root, f"could not list {rel_dir}: {exc.strerror or exc}")
+                return
+            self.dirs_seen += 1
+            prefix = rel_dir + "/"
+            for file in files:
+                if is_tracked(file):
+                    self._scan_file(root, prefix + file, file, fd)
+            if depth < MAX_DEPTH:
+                for sub in dirs:
+                    if not sub.startswith("."):
+                        self._walk(root, fd, sub, prefix + sub, depth + 1, problems)
+        finally:
+            os.close(fd)
 
     def _scan_file(self, root: str, rel: str, name: str, dir_fd: int) -> None:
         state = self._state(root, rel)
@@ -506,6 +557,196 @@ class FindingIndex:
             per_run = self._prints.get(fingerprint or "")
             return (sum(per_run.values()), len(per_run)) if per_run else (0, 0)
 
+
+
+# --- the walk and the helper processes of a full scan --------------------------------------
+
+_DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+PARALLEL_MIN_RUNS = 500  # below this, forking a helper costs more than it saves
+_FRAME = struct.Struct("<Q")
+_CHUNK = struct.Struct("<I")
+
+
+def _list_dir(fd: int) -> tuple[list[str], list[str]]:
+    """(directories, other names) in one open directory, in directory order.
+
+    As ``os.fwalk`` lists them, except that a symlink to a directory is in neither list
+    (``os.fwalk`` lists it as a directory and then does not enter it). A dangling symlink,
+    like any other non-directory, is a name to read (and to refuse).
+    """
+    dirs: list[str] = []
+    files: list[str] = []
+    with os.scandir(fd) as it:
+        for entry in it:
+            try:
+                if entry.is_symlink():
+                    if not entry.is_dir():
+                        files.append(entry.name)
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append(entry.name)
+                else:
+                    files.append(entry.name)
+            except OSError:  # gone since the listing
+                continue
+    return dirs, files
+
+
+def _scan_workers(workers: int | None, runs: int) -> int:
+    """How many processes read this root's runs (see ``FindingIndex.scan``)."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return 1  # forking a process with other threads running is not safe
+    if workers is None:
+        if runs < PARALLEL_MIN_RUNS:
+            return 1
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:
+            cpus = os.cpu_count() or 1
+        workers = min(cpus, 4)
+    return max(1, min(workers, runs))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]], queue_fd: int, out_fd: int) -> None:
+    """In a forked helper: take chunks of runs from the queue, read and derive them, send them back."""
+    gc.disable()  # a short-lived process: its objects go back whole, there is nothing to collect
+    index.judge = None  # judged by the parent, which keeps the judge's cache
+    while True:
+        token = os.read(queue_fd, _CHUNK.size)
+        if len(token) < _CHUNK.size:
+            return
+        (k,) = _CHUNK.unpack(token)
+        building: dict[tuple[str, str], RunState] = {}
+        index._building = building
+        index.files_read = index.dirs_seen = 0
+        problems: dict[str, str] = {}
+        for run in chunks[k]:
+            index._walk(root, root_fd, run, run, 1, problems)
+            state = building.get((root, run))
+            if state is not None:
+                state.derive()
+        payload = pickle.dumps((k, list(building.values()), problems, index.dirs_seen, index.files_read),
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        _write_all(out_fd, _FRAME.pack(len(payload)) + payload)
+
+
+def _receive(fd: int, inbox: list[bytes]) -> None:
+    """In a thread of the parent: whole frames from one helper, until it closes its end."""
+    buf = bytearray()
+    try:
+        while True:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                return  # a helper that died mid-frame leaves a partial frame: dropped, its chunk is read again
+            buf += data
+            while len(buf) >= _FRAME.size:
+                (size,) = _FRAME.unpack_from(buf)
+                if len(buf) < _FRAME.size + size:
+                    break
+                inbox.append(bytes(buf[_FRAME.size:_FRAME.size + size]))
+                del buf[:_FRAME.size + size]
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str], problems: dict[str, str],
+                   finish: Callable[..., None], workers: int) -> None:
+    """Read the runs of one root in this process and ``workers - 1`` forked helpers.
+
+    Runs are dealt in chunks from a pipe each process reads fixed-size tokens from (reads of a
+    few bytes from a pipe are atomic), so a busy process simply takes fewer. A helper's chunk
+    comes back pickled (its runs read and derived); this process judges, counts and streams
+    it. Any chunk that did not come back (a helper failed) is read here at the end.
+    """
+    size = max(16, min(256, len(runs) // (workers * 16)), -(-len(runs) // 8000))  # at most 8,000 tokens: the pipe holds them all
+    chunks = [runs[i:i + size] for i in range(0, len(runs), size)]
+    queue_r, queue_w = os.pipe()
+    _write_all(queue_w, b"".join(_CHUNK.pack(k) for k in range(len(chunks))))
+    pids: list[int] = []
+    readers: list[threading.Thread] = []
+    inbox: list[bytes] = []
+    done: set[int] = set()
+    try:
+        outs = []
+        for _ in range(workers - 1):
+            out_r, out_w = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(out_r)
+                os.close(out_w)
+                break
+            if pid == 0:  # the helper: never returns
+                code = 1
+                try:
+                    os.close(queue_w)
+                    os.close(out_r)
+                    for fd in outs:
+                        os.close(fd)
+                    _helper(index, root, root_fd, chunks, queue_r, out_w)
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(out_w)
+            pids.append(pid)
+            outs.append(out_r)
+        os.close(queue_w)
+        queue_w = -1
+        for fd in outs:
+            thread = threading.Thread(target=_receive, args=(fd, inbox), name="triage-scan-receive", daemon=True)
+            thread.start()
+            readers.append(thread)
+
+        def adopt() -> None:
+            while inbox:
+                k, states, their_problems, dirs, reads = pickle.loads(inbox.pop(0))
+                for state in states:
+                    finish((state.root, state.run), state)
+                for where, what in their_problems.items():
+                    problems.setdefault(where, what)
+                index.dirs_seen += dirs
+                index.files_read += reads
+                done.add(k)
+
+        while True:
+            token = os.read(queue_r, _CHUNK.size)
+            if len(token) < _CHUNK.size:
+                break
+            (k,) = _CHUNK.unpack(token)
+            for run in chunks[k]:
+                index._walk(root, root_fd, run, run, 1, problems)
+                finish((root, run))
+            done.add(k)
+            adopt()
+        for thread in readers:
+            thread.join()
+        adopt()
+    finally:
+        if queue_w >= 0:
+            os.close(queue_w)
+        os.close(queue_r)
+        for pid in pids:
+            if len(done) < len(chunks):
+                try:
+                    os.kill(pid, signal.SIGKILL)  # only one that is still running: its chunks are read below
+                except OSError:
+                    pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    for k in range(len(chunks)):
+        if k not in done:
+            for run in chunks[k]:
+                index._walk(root, root_fd, run, run, 1, problems)
+                finish((root, run))
 
 
 def _hidden(rel: str) -> bool:
