@@ -93,6 +93,10 @@ class Finding(BaseModel):
 _NO_DETAILS: dict[str, Any] = {}
 
 
+def _digest(hexdigest: str | None) -> bytes | None:
+    return bytes.fromhex(hexdigest) if hexdigest is not None else None
+
+
 def _intern(value: str | None) -> str | None:
     """Share the many repeats of short names (runs, roles, agents, classes) between rows."""
     return sys.intern(value) if value is not None and len(value) <= 200 else value
@@ -129,7 +133,7 @@ class Row:
     phase: str | None
     size: int
     mtime_ns: int
-    sha256: str | None
+    digest: bytes | None  # the file's SHA-256 (32 bytes: half the memory of its hex); ``sha256`` gives the hex
     superseded_by: str | None = None
     next_action: str | None = None  # set only when the derivation replaced the file's own
     warnings: tuple[str, ...] = ()
@@ -141,8 +145,8 @@ class Row:
     def of(cls, f: Finding) -> "Row":
         return cls(f.id, f.root, f.path, _intern(f.run), _intern(f.node), _intern(f.format), _intern(f.status), f.error,
                    _intern(f.taxonomy), _intern(f.class_), _intern(f.route), f.retryable, f.confidence, _intern(f.gate),
-                   f.time, f.fingerprint, _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase), f.size,
-                   f.mtime_ns, f.sha256)
+                   f.time, _intern(f.fingerprint), _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase), f.size,
+                   f.mtime_ns, _digest(f.sha256))
 
     @classmethod
     def of_fields(cls, k: dict[str, Any]) -> "Row":
@@ -150,8 +154,13 @@ class Row:
         g = k.get
         return cls(k["id"], k["root"], k["path"], _intern(k["run"]), _intern(g("node")), _intern(k["format"]),
                    _intern(k["status"]), g("error"), _intern(k["taxonomy"]), _intern(k["class_"]), _intern(k["route"]),
-                   g("retryable"), g("confidence"), _intern(g("gate")), g("time"), g("fingerprint"), _intern(g("rule")),
-                   g("attempt"), _intern(g("agent")), _intern(g("phase")), g("size", -1), g("mtime_ns", 0), g("sha256"))
+                   g("retryable"), g("confidence"), _intern(g("gate")), g("time"), _intern(g("fingerprint")), _intern(g("rule")),
+                   g("attempt"), _intern(g("agent")), _intern(g("phase")), g("size", -1), g("mtime_ns", 0), _digest(g("sha256")))
+
+    @property
+    def sha256(self) -> str | None:
+        """The file's SHA-256 in hex, as on the finding."""
+        return self.digest.hex() if self.digest is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """The row's fields under the finding's JSON names (for findings whose file is gone)."""
@@ -198,7 +207,10 @@ class Entry:
     order: tuple[Any, ...] = ()  # sort key inside the group (attempt, time)
     node_input: dict[str, Any] | None = None  # raw event fields for the F1-F6 rules
     klass: str | None = None  # class compared for the same-classification ceiling
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=lambda: _NO_EXTRA)  # read only
+
+
+_NO_EXTRA: dict[str, Any] = {}
 
 
 def finding_id(root: str, rel: str) -> str:

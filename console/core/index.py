@@ -52,9 +52,10 @@ class RunState:
     root: str
     run: str
     entries: dict[str, Entry] = field(default_factory=dict)
-    stage: list[StageEntry] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
-    aux: dict[str, Entry] = field(default_factory=dict)  # STAGE.md / history.jsonl problems, shown as findings
+    stage: tuple[StageEntry, ...] = ()  # what the derivation reads of STAGE.md (entries shared between runs)
+    stage_time: str | None = None  # the latest time in STAGE.md
+    history: list[dict[str, Any]] | tuple[()] = ()
+    aux: dict[str, Entry] | None = None  # STAGE.md / history.jsonl problems, shown as findings
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
     findings: dict[str, Row] = field(default_factory=dict)  # the derived rows, what queries see
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
@@ -67,8 +68,9 @@ class RunState:
     def derive(self) -> None:
         final = derive_run(list(self.entries.values()), self.stage, self.history)
         self.findings = {f.path: f for f in final}
-        for rel, entry in self.aux.items():
-            self.findings[rel] = entry.finding
+        if self.aux:
+            for rel, entry in self.aux.items():
+                self.findings[rel] = entry.finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +116,7 @@ def run_state(state: RunState) -> RunSummary:
         label = "resolved"
     else:
         label = "running"
-    times = [f.time for f in state.findings.values() if f.time] + [e.time for e in state.stage if e.time]
+    times = [f.time for f in state.findings.values() if f.time] + ([state.stage_time] if state.stage_time else [])
     return RunSummary(state.root, state.run, label, len(state.findings), gates, failures, problems,
                       max(times) if times else None)
 
@@ -202,16 +204,19 @@ class FindingIndex:
             except OSError:
                 state.stats.pop(rel, None)
         if aux:
-            state.aux.pop(rel, None)
+            if state.aux:
+                state.aux.pop(rel, None)
             if read.status != "ok":
+                if state.aux is None:
+                    state.aux = {}
                 state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, full=self.keep_findings))
                 if name == STAGE_MD:
-                    state.stage = []
+                    state.stage, state.stage_time = (), None
                 else:
-                    state.history = []
+                    state.history = ()
                 return
             if name == STAGE_MD:
-                state.stage = [_compact_stage(e) for e in parse_stage_md(read.data if isinstance(read.data, str) else "")]
+                state.stage, state.stage_time = _compact_stage(parse_stage_md(read.data if isinstance(read.data, str) else ""))
             else:
                 state.history = _parse_history(read.raw or b"")
             return
@@ -229,14 +234,15 @@ class FindingIndex:
     def _forget(self, state: RunState, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1]
         state.entries.pop(rel, None)
-        state.aux.pop(rel, None)
+        if state.aux:
+            state.aux.pop(rel, None)
         state.stats.pop(rel, None)
         if state.full is not None:
             state.full.pop(rel, None)
         if name == STAGE_MD:
-            state.stage = []
+            state.stage, state.stage_time = (), None
         elif name == HISTORY_JSONL:
-            state.history = []
+            state.history = ()
 
     # --- full scan ------------------------------------------------------------------
     def scan(self, on_batch: Callable[[list[Row]], None] | None = None, batch_s: float = 0.05,
@@ -326,7 +332,7 @@ class FindingIndex:
                 if is_tracked(name):
                     self._scan_file(root, name, name, root_fd)
                     finish((root, name))
-            runs = [d for d in dirs if not d.startswith(".")] if MAX_DEPTH > 0 else []
+            runs = [sys.intern(d) for d in dirs if not d.startswith(".")] if MAX_DEPTH > 0 else []
             n = _scan_workers(workers, len(runs))
             if n > 1:
                 _parallel_runs(self, root, root_fd, runs, problems, finish, n)
@@ -377,7 +383,7 @@ class FindingIndex:
 
     def _state(self, root: str, rel: str) -> RunState:
         runs = self._building if self._building is not None else self.runs
-        run = rel.split("/", 1)[0]
+        run = sys.intern(rel.split("/", 1)[0])
         key = (root, run)
         state = runs.get(key)
         if state is None:
@@ -459,8 +465,8 @@ class FindingIndex:
         for known in [r for r in [*state.stats, *state.entries] if r.startswith(prefix) or rel == state.run]:
             self._forget(state, known)
         if rel == state.run:
-            state.stage = []
-            state.history = []
+            state.stage, state.stage_time = (), None
+            state.history = ()
 
     def _rescan_dir(self, root: str, rel: str, state: RunState) -> None:
         """A directory appeared or changed: reconcile what is under it (events inside it may have been missed)."""
@@ -775,13 +781,28 @@ def _parse_history(raw: bytes) -> list[dict[str, Any]]:
     return events[-HISTORY_KEPT:]
 
 
-def _compact_stage(e: StageEntry) -> StageEntry:
-    """What the derivation and the run summary use of a STAGE.md entry, names shared."""
-    def intern(v: str | None) -> str | None:
-        return sys.intern(v) if v is not None and len(v) < 100 else v
+_SHARED_STAGE: dict[tuple[str | None, str | None, str | None], StageEntry] = {}
+_SHARED_STAGE_MAX = 4096  # distinct (role, status, failure_type) kept for sharing; more are kept per run
 
-    return StageEntry(time=e.time, role=intern(e.role), agent=None, attempt=None, status=intern(e.status),
-                      failure_type=intern(e.failure_type), retryable=None, next_action=None, line=0)
+
+def _compact_stage(entries: list[StageEntry]) -> tuple[tuple[StageEntry, ...], str | None]:
+    """What the derivation reads of STAGE.md (role, status, failure_type: one shared entry per
+    distinct triple) and what the run summary reads (the latest time)."""
+    out = []
+    for e in entries:
+        key = (e.role, e.status, e.failure_type)
+        shared = _SHARED_STAGE.get(key)
+        if shared is None:
+            def intern(v: str | None) -> str | None:
+                return sys.intern(v) if v is not None and len(v) < 100 else v
+
+            shared = StageEntry(time=None, role=intern(e.role), agent=None, attempt=None, status=intern(e.status),
+                                failure_type=intern(e.failure_type), retryable=None, next_action=None, line=0)
+            if len(_SHARED_STAGE) < _SHARED_STAGE_MAX:
+                _SHARED_STAGE[key] = shared
+        out.append(shared)
+    times = [e.time for e in entries if e.time]
+    return tuple(out), max(times) if times else None
 
 
 def default_roots(cwd: Path | None = None) -> list[Path]:
