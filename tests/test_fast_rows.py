@@ -87,3 +87,20 @@ def test_iso_from_ns_over_random_times():
         ns = rnd.randrange(1, 4_000_000_000) * 1_000_000_000 + rnd.choice([rnd.randrange(10**9), 999_999_500 + rnd.randrange(500)])
         assert iso_from_ns(ns) == datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), ns
     assert os.sep == "/"  # the tree walk and the ids assume POSIX paths
+
+
+@pytest.mark.parametrize("which", ["samples", "generated"])
+def test_entry_made_again_from_the_row_is_the_builders(which, generated):
+    """The live index keeps rows only and makes each file's Entry again to derive its run."""
+    from console.core.findings import entry_of_row
+
+    root = SAMPLES if which == "samples" else generated
+    groups = set()
+    for rel in json_files(root):
+        read = reading.read_json(str(root), rel)
+        built = load_entry(str(root), rel, read, full=False)
+        again = entry_of_row(built.finding, built.node_input)
+        for name in ("finding", "group", "order", "node_input", "klass", "extra"):
+            assert getattr(again, name) == getattr(built, name), (rel, name)
+        groups.add(built.group[0] if built.group else None)
+    assert {None, "stage", "node", "phase", "runtime", "attempts"} <= groups

@@ -213,6 +213,34 @@ class Entry:
 _NO_EXTRA: dict[str, Any] = {}
 
 
+def entry_of_row(row: "Row", node_input: dict[str, Any] | None = None) -> Entry:
+    """The ``Entry`` the builder below made for a file, again from its base row (and the raw
+    event's ``node_input``), so the live index keeps rows only. Mirrors each builder's
+    ``group``/``order``/``klass``/``extra`` (a test compares them over every file it has)."""
+    fmt = row.format
+    if row.status != "ok" or fmt == "unrecognized":
+        return Entry(row)
+    name = row.path.rsplit("/", 1)[-1]
+    cls = row.class_
+    if fmt == "stage":
+        return Entry(row, group=("stage", row.node or "?"), order=(row.attempt or 0, row.time or ""), klass=cls)
+    if fmt == "classifier":
+        return Entry(row, group=("node", row.node or name), order=(row.time or "",), klass=cls)
+    if fmt == "orchestrator":
+        klass = None if cls in ("success", "clarification", "unclassified") else cls
+        return Entry(row, group=("phase", row.phase or "?"), order=(row.attempt or 0, row.time or ""), klass=klass,
+                     extra={"agent": row.agent})
+    if fmt == "runtime":
+        return Entry(row, group=("runtime", row.fingerprint or name), order=(row.time or "",), klass=cls)
+    if fmt == "attribution":
+        return Entry(row, group=("attempts", row.path.rsplit("/", 1)[0] if "/" in row.path else ""),
+                     order=(row.attempt or 0, row.mtime_ns), klass=cls if cls in tx.FAIL_REASONS else None)
+    if fmt == "raw":
+        return Entry(row, group=("node", row.node or name), order=(row.time or "",), node_input=node_input,
+                     klass=None if row.taxonomy == "console" else cls)
+    raise ValueError(f"no entry for format {fmt!r}")
+
+
 def finding_id(root: str, rel: str) -> str:
     return hashlib.sha256(f"{root}\0{rel}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
 

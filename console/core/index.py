@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import reading
-from .findings import Entry, Finding, Row, load_entry, problem_entry
+from .findings import Entry, Finding, Row, entry_of_row, load_entry, problem_entry
 from .history import StageEntry, derive_run, parse_stage_md
 
 STAGE_MD = "STAGE.md"
@@ -51,11 +51,12 @@ class RunState:
 
     root: str
     run: str
-    entries: dict[str, Entry] = field(default_factory=dict)
+    entries: dict[str, Row] = field(default_factory=dict)  # each file's own (base) row; its Entry is made again to derive
+    inputs: dict[str, dict[str, Any]] | None = None  # raw events' node fields for the F1-F6 rules, by rel
     stage: tuple[StageEntry, ...] = ()  # what the derivation reads of STAGE.md (entries shared between runs)
     stage_time: str | None = None  # the latest time in STAGE.md
     history: list[dict[str, Any]] | tuple[()] = ()
-    aux: dict[str, Entry] | None = None  # STAGE.md / history.jsonl problems, shown as findings
+    aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
     findings: dict[str, Row] = field(default_factory=dict)  # the derived rows, what queries see
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
@@ -66,11 +67,12 @@ class RunState:
         return any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stats)
 
     def derive(self) -> None:
-        final = derive_run(list(self.entries.values()), self.stage, self.history)
+        inputs = self.inputs or {}
+        entries = [entry_of_row(row, inputs.get(rel)) for rel, row in self.entries.items()]
+        final = derive_run(entries, self.stage, self.history)
         self.findings = {f.path: f for f in final}
         if self.aux:
-            for rel, entry in self.aux.items():
-                self.findings[rel] = entry.finding
+            self.findings.update(self.aux)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,20 +222,29 @@ class FindingIndex:
             else:
                 state.history = _parse_history(read.raw or b"")
             return
-        state.entries[rel] = self._compact(state, rel, load_entry(root, rel, read, full=self.keep_findings))
+        entry = load_entry(root, rel, read, full=self.keep_findings)
+        state.entries[rel] = self._compact(state, rel, entry)
+        if entry.node_input is not None:
+            if state.inputs is None:
+                state.inputs = {}
+            state.inputs[rel] = entry.node_input
+        elif state.inputs:
+            state.inputs.pop(rel, None)
 
-    def _compact(self, state: RunState, rel: str, entry: Entry) -> Entry:
-        """The entry with its row; a full finding (made only when the index keeps them) is kept aside."""
+    def _compact(self, state: RunState, rel: str, entry: Entry) -> Row:
+        """The entry's row; a full finding (made only when the index keeps them) is kept aside."""
         if self.keep_findings:
             if state.full is None:
                 state.full = {}
             state.full[rel] = entry.finding
-            entry.finding = Row.of(entry.finding)
-        return entry
+            return Row.of(entry.finding)
+        return entry.finding
 
     def _forget(self, state: RunState, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1]
         state.entries.pop(rel, None)
+        if state.inputs:
+            state.inputs.pop(rel, None)
         if state.aux:
             state.aux.pop(rel, None)
         state.stats.pop(rel, None)
@@ -544,8 +555,8 @@ class FindingIndex:
             out = {}
             for state in self.runs.values():
                 root = state.root
-                for rel, entry in state.entries.items():
-                    out[(root, rel)] = (entry.finding.size, entry.finding.mtime_ns)
+                for rel, row in state.entries.items():
+                    out[(root, rel)] = (row.size, row.mtime_ns)
                 for rel, st in state.stats.items():
                     out[(root, rel)] = st
             return out
@@ -554,8 +565,8 @@ class FindingIndex:
         st = state.stats.get(rel)
         if st is not None:
             return st
-        entry = state.entries.get(rel)
-        return (entry.finding.size, entry.finding.mtime_ns) if entry is not None else None
+        row = state.entries.get(rel)
+        return (row.size, row.mtime_ns) if row is not None else None
 
     def seen(self, fingerprint: str | None) -> tuple[int, int]:
         """(times seen, number of runs) of one fingerprint across every root."""
