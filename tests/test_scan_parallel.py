@@ -180,3 +180,26 @@ def test_an_unreadable_directory_is_a_root_problem(tmp_path):
         locked.chmod(0o755)
     assert "could not list run-b/locked" in index.root_problems[str(root)]
     assert [r.path for r in index.rows()] == ["run-a/events/ev.json"]
+
+
+def test_published_findings_are_never_changed_in_place(tmp_path):
+    """A run whose derivation changes nothing shares one dict for its files' rows and its findings;
+    a reader holding that dict (another thread) must never see it change."""
+    root = tmp_path / "runs"
+    write(root / "run-a" / "events" / "ev-1.json", EVENT)
+    write(root / "run-a" / "events" / "ev-2.json", dict(EVENT, exit_code=2))
+    index = FindingIndex([root])
+    index.scan()
+    state = index.runs[(str(root), "run-a")]
+    assert state.findings is state.entries  # shared
+    held = state.findings
+    before = dict(held)
+    write(root / "run-a" / "events" / "ev-3.json", dict(EVENT, exit_code=3))
+    change = index.apply([root / "run-a" / "events" / "ev-3.json"])
+    assert [r.path for r in change.added] == ["run-a/events/ev-3.json"]
+    assert held == before
+    (root / "run-a" / "events" / "ev-1.json").unlink()
+    change = index.apply([root / "run-a" / "events" / "ev-1.json"])
+    assert [r.path for r in change.removed] == ["run-a/events/ev-1.json"]
+    assert held == before
+    assert sorted(index.runs[(str(root), "run-a")].findings) == ["run-a/events/ev-2.json", "run-a/events/ev-3.json"]

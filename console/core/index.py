@@ -58,7 +58,10 @@ class RunState:
     history: list[dict[str, Any]] | tuple[()] = ()
     aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
-    findings: dict[str, Row] = field(default_factory=dict)  # the derived rows, what queries see
+    # The derived rows, what queries see; never changed in place once published (readers may
+    # iterate it from another thread). When the derivation changes no row, it is the same dict
+    # as ``entries``, and ``entries`` is copied before its next change (see ``own_entries``).
+    findings: dict[str, Row] = field(default_factory=dict)
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
 
     @property
@@ -70,9 +73,18 @@ class RunState:
         inputs = self.inputs or {}
         entries = [entry_of_row(row, inputs.get(rel)) for rel, row in self.entries.items()]
         final = derive_run(entries, self.stage, self.history)
+        if not self.aux and all(f is e.finding for f, e in zip(final, entries)):
+            self.findings = self.entries  # nothing derived: one dict for both (half the memory of a run)
+            return
         self.findings = {f.path: f for f in final}
         if self.aux:
             self.findings.update(self.aux)
+
+    def own_entries(self) -> dict[str, Row]:
+        """``entries``, about to change: no longer the published ``findings`` dict."""
+        if self.entries is self.findings:
+            self.entries = dict(self.entries)
+        return self.entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +167,13 @@ class FindingIndex:
     def _judge(self, state: RunState) -> None:
         """Mark the rows a decision file answers (a run without one is not looked at)."""
         if self.judge is not None and state.decided:
+            marked = {}
             for rel, row in state.findings.items():
                 mark = self.judge(state.root, row)
                 if mark is not None:
-                    state.findings[rel] = replace(row, decision=mark)
+                    marked[rel] = replace(row, decision=mark)
+            if marked:
+                state.findings = {**state.findings, **marked}
 
     @staticmethod
     def _count_prints(prints: dict, key: tuple[str, str], state: RunState, sign: int) -> None:
@@ -223,7 +238,7 @@ class FindingIndex:
                 state.history = _parse_history(read.raw or b"")
             return
         entry = load_entry(root, rel, read, full=self.keep_findings)
-        state.entries[rel] = self._compact(state, rel, entry)
+        state.own_entries()[rel] = self._compact(state, rel, entry)
         if entry.node_input is not None:
             if state.inputs is None:
                 state.inputs = {}
@@ -242,7 +257,8 @@ class FindingIndex:
 
     def _forget(self, state: RunState, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1]
-        state.entries.pop(rel, None)
+        if rel in state.entries:
+            state.own_entries().pop(rel)
         if state.inputs:
             state.inputs.pop(rel, None)
         if state.aux:
