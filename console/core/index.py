@@ -49,15 +49,14 @@ def is_decision(name: str) -> bool:
 class RunState:
     """Everything the index holds for one run directory."""
 
-    root: str
-    run: str
+    key: tuple[str, str]  # (root, run): the index's key, shared by the fingerprint counts
     entries: dict[str, Row] = field(default_factory=dict)  # each file's own (base) row; its Entry is made again to derive
     inputs: dict[str, dict[str, Any]] | None = None  # raw events' node fields for the F1-F6 rules, by rel
     stage: tuple[StageEntry, ...] = ()  # what the derivation reads of STAGE.md (entries shared between runs)
     stage_time: str | None = None  # the latest time in STAGE.md
     history: list[dict[str, Any]] | tuple[()] = ()
     aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
-    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns) when last read
+    stats: dict[str, tuple[int, int]] | None = None  # rel -> (size, mtime_ns) when last read (not JSON findings)
     # The derived rows, what queries see; never changed in place once published (readers may
     # iterate it from another thread). When the derivation changes no row, it is the same dict
     # as ``entries``, and ``entries`` is copied before its next change (see ``own_entries``).
@@ -65,9 +64,26 @@ class RunState:
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
 
     @property
+    def root(self) -> str:
+        return self.key[0]
+
+    @property
+    def run(self) -> str:
+        return self.key[1]
+
+    @property
     def decided(self) -> bool:
         """Whether any decision file sits in this run (only then are rows judged)."""
-        return any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stats)
+        return bool(self.stats) and any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stats)
+
+    def set_stat(self, rel: str, size: int, mtime_ns: int) -> None:
+        if self.stats is None:
+            self.stats = {}
+        self.stats[rel] = (size, mtime_ns)
+
+    def drop_stat(self, rel: str) -> None:
+        if self.stats:
+            self.stats.pop(rel, None)
 
     def derive(self) -> None:
         inputs = self.inputs or {}
@@ -205,21 +221,21 @@ class FindingIndex:
         """(Re)read one file into its run's state. FileNotFoundError propagates."""
         if is_decision(name):  # its content is the judge's business; the index keeps its stat
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
-            state.stats[rel] = (st.st_size, st.st_mtime_ns)
+            state.set_stat(rel, st.st_size, st.st_mtime_ns)
             return
         aux = name == STAGE_MD or name == HISTORY_JSONL
         read = self._read_at(dir_fd, root, rel, name, json_file=not aux)
         if read.size >= 0:
             if aux:  # a JSON file's size and mtime live in its row
-                state.stats[rel] = (read.size, read.mtime_ns)
+                state.set_stat(rel, read.size, read.mtime_ns)
             else:
-                state.stats.pop(rel, None)
+                state.drop_stat(rel)
         else:  # refused (symlink, FIFO...): remember the entry itself so reconciliation does not re-read it
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
-                state.stats[rel] = (st.st_size, st.st_mtime_ns)
+                state.set_stat(rel, st.st_size, st.st_mtime_ns)
             except OSError:
-                state.stats.pop(rel, None)
+                state.drop_stat(rel)
         if aux:
             if state.aux:
                 state.aux.pop(rel, None)
@@ -263,7 +279,7 @@ class FindingIndex:
             state.inputs.pop(rel, None)
         if state.aux:
             state.aux.pop(rel, None)
-        state.stats.pop(rel, None)
+        state.drop_stat(rel)
         if state.full is not None:
             state.full.pop(rel, None)
         if name == STAGE_MD:
@@ -301,11 +317,11 @@ class FindingIndex:
                 state = building.get(key)
                 if state is None or key in derived:
                     return
-                self._derive(key, state, prints)
+                self._derive(state.key, state, prints)
             else:  # derived by a helper process
-                building[key] = state
+                building[state.key] = state
                 self._judge(state)
-                self._count_prints(prints, key, state, +1)
+                self._count_prints(prints, state.key, state, +1)
             derived.add(key)
             if on_batch is not None:
                 pending.extend(state.findings.values())
@@ -414,7 +430,7 @@ class FindingIndex:
         key = (root, run)
         state = runs.get(key)
         if state is None:
-            state = runs[key] = RunState(root, run)
+            state = runs[key] = RunState(key)
         return state
 
     # --- incremental ----------------------------------------------------------------
@@ -449,7 +465,7 @@ class FindingIndex:
             changed: list[Row] = []
             removed: list[Row] = []
             for key, state in touched.items():
-                self._derive(key, state)
+                self._derive(state.key, state)
                 old = before.get(key, {})
                 for rel, finding in state.findings.items():
                     prev = old.get(rel)
@@ -489,7 +505,7 @@ class FindingIndex:
         """A path is gone: forget it, and everything under it if it was a directory."""
         self._forget(state, rel)
         prefix = rel + "/"
-        for known in [r for r in [*state.stats, *state.entries] if r.startswith(prefix) or rel == state.run]:
+        for known in [r for r in [*(state.stats or ()), *state.entries] if r.startswith(prefix) or rel == state.run]:
             self._forget(state, known)
         if rel == state.run:
             state.stage, state.stage_time = (), None
@@ -516,7 +532,7 @@ class FindingIndex:
                     self._load(state, root, file_rel, name, dir_fd)
                 except FileNotFoundError:
                     self._forget(state, file_rel)
-        for known in [r for r in [*state.stats, *state.entries] if r.startswith(prefix) and r not in seen]:
+        for known in [r for r in [*(state.stats or ()), *state.entries] if r.startswith(prefix) and r not in seen]:
             self._forget(state, known)
 
     # --- queries --------------------------------------------------------------------
@@ -573,12 +589,12 @@ class FindingIndex:
                 root = state.root
                 for rel, row in state.entries.items():
                     out[(root, rel)] = (row.size, row.mtime_ns)
-                for rel, st in state.stats.items():
+                for rel, st in (state.stats or {}).items():
                     out[(root, rel)] = st
             return out
 
     def _known_stat(self, state: RunState, rel: str) -> tuple[int, int] | None:
-        st = state.stats.get(rel)
+        st = state.stats.get(rel) if state.stats else None
         if st is not None:
             return st
         row = state.entries.get(rel)
