@@ -117,7 +117,9 @@ class TriageApp(App[None]):
                 on_batch=lambda rows: self.post_message(self.IndexBatch(rows)),
                 poll=self.poll,
             )
-            self.monitor.start()
+            # The scan starts once the first screen is painted: begun at once, its thread slows the
+            # screen's mounting (one interpreter lock) into several 100-200 ms stalls of the loop.
+            self.call_after_refresh(self.monitor.start)
             self.set_interval(0.25, self._progress, name="indexing-progress")
         else:
             self.scan_once()

@@ -371,13 +371,6 @@ class RunMonitor:
             self._set_status("polling", f"polling every {self.poll:g} s")
             self._poll_loop()
             return
-        shortfall = watch_shortfall(self.index.dirs_seen, watcher.watches)
-        if shortfall is not None:
-            # The kernel refused some watches without a word: those directories would look silent.
-            watcher.close()
-            self._fall_back(OSError(errno.ENOSPC, f"the inotify watch limit is exhausted ({shortfall})"))
-            self._poll_loop()
-            return
         self._watch_loop(watcher, missing)
 
     def _spawn_watcher(self) -> tuple[WatcherProcess | InProcessWatcher | None, list[str]]:
@@ -413,6 +406,12 @@ class RunMonitor:
         except OSError as exc:
             watcher.close()
             self._fall_back(exc)
+            return None
+        shortfall = watch_shortfall(self.index.dirs_seen, watcher.watches)
+        if shortfall is not None:
+            # The kernel refused some watches without a word: those directories would look silent.
+            watcher.close()
+            self._fall_back(OSError(errno.ENOSPC, f"the inotify watch limit is exhausted ({shortfall})"))
             return None
         mode_detail = "watching with inotify" + (f"; missing: {', '.join(missing)}" if missing else "")
         self._set_status("live" if not missing else "degraded", mode_detail, missing)

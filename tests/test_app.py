@@ -279,3 +279,28 @@ async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort() -> None:
                     table.apply([], [], [live.pop(2000)])
     finally:
         finding_table.BLOCK, finding_table.CHUNK = old_block, old_chunk
+
+
+async def test_footer_follows_the_focus_without_rebuilding() -> None:
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot, app)
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+
+        def shown() -> list[str]:
+            return [k.description for k in footer.query(FooterKey) if k.display]
+
+        keys = list(footer.query(FooterKey))
+        assert "Detail" in shown() and "Sort" in shown() and "Filter" in shown()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.query_one("#detail-pane").has_focus
+        assert "Detail" not in shown() and "Sort" not in shown() and "Filter" in shown()
+        assert list(footer.query(FooterKey)) == keys  # the same key widgets, hidden, not rebuilt
+        await pilot.press("tab")
+        await pilot.pause()
+        assert "Detail" in shown() and "Sort" in shown()

@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Sparkline, Static
+from textual.widgets._footer import FooterKey
 
 from ..core.findings import Finding
 from ..core.query import narrows, parse_filter
@@ -25,6 +26,49 @@ SPARK_MINUTES = 30
 DETAIL_DELAY = 0.06  # while the cursor moves fast, seconds it rests before the detail pane follows it
 INITIAL_REPAINT = 0.25  # while the initial scan streams rows, table and counts repaint at most this often
 FAST_MOVES = 0.15  # cursor moves closer together than this are "moving fast" (a held key)
+
+
+class SteadyFooter(Footer):
+    """Textual's footer, changed in place when the focus moves between the panes.
+
+    The stock footer removes and mounts a widget per key on every change of the active bindings
+    (three layout passes, 60-100 ms after Enter moves the focus to the detail); here keys that come
+    and go with the focus are hidden and shown again, in one layout pass. Anything else (new keys,
+    a different order, binding groups) rebuilds the footer as before.
+    """
+
+    def bindings_changed(self, screen: Screen) -> None:
+        if not (screen.app.app_focus and self.is_attached and screen is self.screen and self._bindings_ready
+                and self._update_in_place()):
+            super().bindings_changed(screen)
+
+    def _update_in_place(self) -> bool:
+        wanted: dict[str, tuple] = {}  # action -> (key, description, enabled), first binding per action
+        for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if binding.show:
+                if binding.group is not None:
+                    return False
+                wanted.setdefault(binding.action, (binding.key, binding.description, enabled))
+        keys = [k for k in self.query_children(FooterKey) if not k.has_class("-command-palette")]
+        if not keys:
+            return False
+        shown: dict[FooterKey, bool] = {}
+        rest = iter(keys)
+        for action, (key, description, enabled) in wanted.items():
+            for widget in rest:
+                if (widget.key, widget.action, widget.description) == (key, action, description):
+                    shown[widget] = enabled
+                    break
+            else:
+                return False  # not a subset in the same order
+        for widget in keys:
+            visible = widget in shown
+            if widget.display != visible:
+                widget.display = visible
+            if visible and widget._disabled == shown[widget]:  # enabled changed
+                widget._disabled = not shown[widget]
+                widget.set_class(widget._disabled, "-disabled")
+        return True
 
 
 class MainScreen(Screen[None]):
@@ -64,7 +108,7 @@ class MainScreen(Screen[None]):
                             id="filter")
             with VerticalScroll(id="detail-pane", can_focus=True):
                 yield Static(Text("Select a finding to see its evidence and next action."), id="detail")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one(FindingTable).focus()
