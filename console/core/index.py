@@ -684,6 +684,32 @@ def _helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]
         _write_all(out_fd, _FRAME.pack(len(payload)) + payload)
 
 
+_SHARED_FIELDS = ("node", "agent", "phase")  # names with many values; a few dozen words (format, route...) stay per chunk
+
+
+def _reshare(state: RunState, root: str) -> None:
+    """Share again, across the chunks a helper sent, what one process shares between rows.
+
+    Unpickling shares objects within one chunk only: each chunk would bring its own copy of
+    every repeated name, fingerprint and STAGE.md entry (about 5% more memory per finding).
+    """
+    run = sys.intern(state.run)
+    state.key = (root, run)
+    for rows in (state.entries, state.findings, state.aux) if state.findings is not state.entries else (state.entries, state.aux):
+        for row in (rows or {}).values():
+            row.root = root
+            row.run = run
+            fp = row.fingerprint
+            if fp is not None and len(fp) <= 200:
+                row.fingerprint = sys.intern(fp)
+            for name in _SHARED_FIELDS:
+                value = getattr(row, name)
+                if value.__class__ is str and len(value) <= 200:
+                    setattr(row, name, sys.intern(value))
+    if state.stage:
+        state.stage = tuple(_SHARED_STAGE.get((e.role, e.status, e.failure_type), e) for e in state.stage)
+
+
 def _receive(fd: int, inbox: list[bytes]) -> None:
     """In a thread of the parent: whole frames from one helper, until it closes its end."""
     buf = bytearray()
@@ -757,7 +783,8 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
             while inbox:
                 k, states, their_problems, dirs, reads = pickle.loads(inbox.pop(0))
                 for state in states:
-                    finish((state.root, state.run), state)
+                    _reshare(state, root)
+                    finish(state.key, state)
                 for where, what in their_problems.items():
                     problems.setdefault(where, what)
                 index.dirs_seen += dirs
