@@ -337,6 +337,18 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         out["standalone_index_s"] = round(min(times), 3)
         out["standalone_index_all_s"] = [round(x, 3) for x in times]
         progress(f"ui[{cfg['label']}]: standalone FindingIndex.scan() {min(times):.2f} s")
+        import inspect
+
+        if "workers" in inspect.signature(FindingIndex.scan).parameters:
+            # The index forks helper processes when it scans on a process's only thread (as just
+            # now); the console scans on its monitor's thread, in one process. Same tree, one process:
+            idx = FindingIndex([tree])
+            t0 = time.monotonic()
+            idx.scan(workers=1)
+            out["standalone_index_one_process_s"] = round(time.monotonic() - t0, 3)
+            del idx
+            gc.collect()
+            progress(f"ui[{cfg['label']}]: standalone FindingIndex.scan(workers=1) {out['standalone_index_one_process_s']:.2f} s")
 
     msgs = Messages()
     gcp = GcPauses()

@@ -166,7 +166,9 @@ class MainScreen(Screen[None]):
             self.refresh_bindings()
 
     def _paint_initial(self) -> None:
-        self._initial_timer = None
+        if self._initial_timer is not None:
+            self._initial_timer.stop()
+            self._initial_timer = None
         self._initial_painted = time.monotonic()
         self.table.settle()
         self.refresh_status()
@@ -181,6 +183,9 @@ class MainScreen(Screen[None]):
             self.show_detail(selected)
 
     def refresh_status(self) -> None:
+        if self._initial_timer is not None:  # rows held back by add_initial: paint them in this frame
+            self._paint_initial()
+            return
         app = self.app
         tally = self.table.tally
         gates = tally["gates"]

@@ -433,10 +433,12 @@ class FindingTable(ScrollView, can_focus=True):
         n = len(self._view)
         size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
         if size != self.virtual_size:
-            self.virtual_size = size
-            # Scrollbars shown or hidden now, in this layout pass: left to the layout that follows
-            # a size change, they take a second layout and a second frame.
-            self._refresh_scrollbars()
+            # The table's own size never depends on its rows (the CSS gives it its share of the
+            # screen), so only the scrollbars follow: no layout pass over the whole screen (about
+            # 25 ms), which setting ``virtual_size`` would ask for. (A scrollbar that appears or
+            # goes still takes one.)
+            self.set_reactive(FindingTable.virtual_size, size)
+            self._scroll_update(size)
         row = self._all.get(current) if current is not None else None
         if row is not None:
             i = self._view.position(row)
