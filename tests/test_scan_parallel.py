@@ -203,3 +203,31 @@ def test_published_findings_are_never_changed_in_place(tmp_path):
     assert [r.path for r in change.removed] == ["run-a/events/ev-1.json"]
     assert held == before
     assert sorted(index.runs[(str(root), "run-a")].findings) == ["run-a/events/ev-2.json", "run-a/events/ev-3.json"]
+
+
+def test_rows_are_ordered_by_root_run_and_path(tmp_path):
+    roots = [tmp_path / "b", tmp_path / "a"]
+    for root in roots:
+        for run in ("r1", "r1-x", "r1.x", "r10", "R2"):
+            for name in ("z.json", "a.json", "sub/m.json"):
+                write(root / run / "events" / name, EVENT)
+        write(root / "top.json", EVENT)
+    index = FindingIndex(roots)
+    index.scan()
+    rows = index.rows()
+    assert len(rows) == 2 * (5 * 3 + 1)
+    assert [(r.root, r.run, r.path) for r in rows] == sorted((r.root, r.run, r.path) for r in rows)
+
+
+def test_the_scan_leaves_garbage_collection_as_it_found_it(tree):
+    import gc
+
+    assert gc.isenabled()
+    FindingIndex([tree]).scan(workers=1)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        FindingIndex([tree]).scan(workers=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
