@@ -13,6 +13,7 @@ from console.core import audit, decisions, signing
 from console.screens.decision import DecisionScreen, Signing
 from console.screens.gates import GateQueueScreen
 from console.screens.main import MainScreen
+from console.widgets.finding_table import _gate
 from decision_kit import CONFIRM, GATED, HOLD, make_kit, ssh_verify
 from test_app import wait_loaded
 
@@ -213,6 +214,9 @@ async def test_a_decision_turns_stale_live_when_the_finding_changes(tmp_path):
         row = next(r for r in app.index.rows() if r.path == CONFIRM)
         assert row.decision.state == "valid"
         assert CONFIRM not in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
+        table = app._main().table
+        assert _gate(next(r for r in table.rows if r.path == CONFIRM)) == "confirm ✓"
+        waiting_before = table.tally["gates"]
         target = kit.root / CONFIRM
         target.write_bytes(target.read_bytes().replace(b'"attempt": 1', b'"attempt": 2'))
         change = app.index.apply([str(target)])  # what the monitor does on the write
@@ -220,6 +224,8 @@ async def test_a_decision_turns_stale_live_when_the_finding_changes(tmp_path):
         await pilot.pause()
         row = next(r for r in app.index.rows() if r.path == CONFIRM)
         assert row.decision.state == "stale"
+        assert _gate(next(r for r in table.rows if r.path == CONFIRM)) == "confirm !"
+        assert table.tally["gates"] == waiting_before + 1  # waiting again
         assert CONFIRM in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
         app._main().select(row.id)
         await until(pilot, lambda: "STALE" in str(app.screen.query_one("#detail").render()))

@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from itertools import accumulate, chain, islice
 from typing import Callable, ClassVar
 
@@ -57,6 +58,31 @@ def _class(f: Finding) -> str:
     return f.class_ if f.status == "ok" else f"[{f.status}]"
 
 
+# The decision answering a gate, as one mark after the gate's name (the detail pane says it in words).
+DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "invalid": "✗"}
+
+
+def _decision_state(f: Finding) -> str | None:
+    mark = getattr(f, "decision", None)
+    if mark is None:
+        return None
+    if isinstance(mark, dict):
+        return mark.get("state")
+    return mark.state_at(datetime.now(timezone.utc))
+
+
+def _gate(f: Finding) -> str:
+    if not f.gate:
+        return ""
+    state = _decision_state(f)
+    return f"{f.gate} {DECISION_MARKS.get(state, '')}".rstrip() if state else f.gate
+
+
+def waiting(f: Finding) -> bool:
+    """A gate no verified decision answers yet."""
+    return bool(f.gate) and _decision_state(f) != "valid"
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("time", "TIME", 11, _time),
     Column("run", "RUN", 28, lambda f: f.run),
@@ -65,7 +91,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("route", "ROUTE", 6, lambda f: f.route),
     Column("retryable", "RETRY", 5, _retry),
     Column("confidence", "CONF", 4, _conf),
-    Column("gate", "GATE", 10, lambda f: f.gate or ""),
+    Column("gate", "GATE", 12, _gate),
 )
 # Under 100 columns: no time or retryable column, narrower names (the detail shows them all).
 NARROW_COLUMNS: tuple[Column, ...] = (
@@ -74,7 +100,7 @@ NARROW_COLUMNS: tuple[Column, ...] = (
     Column("class", "CLASS", 16, _class),
     Column("route", "ROUTE", 6, lambda f: f.route),
     Column("confidence", "CONF", 4, _conf),
-    Column("gate", "GATE", 10, lambda f: f.gate or ""),
+    Column("gate", "GATE", 12, _gate),
 )
 NARROW_BELOW = 100
 SORT_KEYS = ("time", "run", "class", "route", "gate", "confidence")
@@ -390,7 +416,7 @@ class FindingTable(ScrollView, can_focus=True):
             tally["problems"] += sign
         elif not f.superseded_by:
             tally["route:" + f.route] += sign
-            if f.gate:
+            if waiting(f):
                 tally["gates"] += sign
 
     def _order(self, key: str) -> _Sorted:
@@ -525,7 +551,7 @@ class FindingTable(ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("finding-table--problem")
         elif f.superseded_by:
             base = base + self.get_component_rich_style("finding-table--superseded")
-        elif f.gate:
+        elif waiting(f):
             base = base + self.get_component_rich_style("finding-table--human")
         if is_new:
             base = base + self.get_component_rich_style("finding-table--new")
