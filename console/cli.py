@@ -32,15 +32,10 @@ def _roots(roots: tuple[str, ...]) -> list[str]:
 
 def _index(roots: tuple[str, ...]) -> FindingIndex:
     """The index over the roots, with decisions judged against the operator's policy when there is one."""
-    from .core.config import ConfigError, load_policy, load_settings, policy_path
-    from .core.decisions import Judge
+    from .core.decisions import settings_judge
 
     chosen = _roots(roots)
-    try:
-        policy = load_policy(policy_path(None, load_settings(None, roots=chosen)), roots=chosen)
-    except ConfigError:
-        from .core.config import NO_POLICY as policy
-    index = FindingIndex(chosen, keep_findings=True, judge=Judge(policy))
+    index = FindingIndex(chosen, keep_findings=True, judge=settings_judge(chosen))
     index.scan()
     return index
 

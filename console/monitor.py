@@ -38,6 +38,7 @@ from typing import Callable, Iterable
 
 from watchfiles._rust_notify import RustNotify
 
+from .core.decisions import settings_judge
 from .core.index import MAX_DEPTH, Change, FindingIndex, is_tracked
 
 DEBOUNCE_MS = 40  # longest a burst is gathered before the index sees it
@@ -542,7 +543,7 @@ def run_jsonl(roots: list[str], *, poll: float | None = None, out=None) -> int:
             except BrokenPipeError:
                 done.set()
 
-    index = FindingIndex(roots, keep_findings=True)
+    index = FindingIndex(roots, keep_findings=True, judge=settings_judge(roots))
     ready = threading.Event()
     early: list[dict] = []
 

@@ -129,3 +129,22 @@ def test_ls_needs_human_drops_a_gate_once_a_verified_decision_answers_it(kit):
     # without a policy to check it against, the same decision does not settle the gate
     bare = triage(kit, "ls", str(kit.root), "--needs-human", "--json", env={"TRIAGE_CONFIG": str(kit.base / "none.toml")})
     assert bare.returncode == 1 and CONFIRM in {f["path"] for f in json.loads(bare.stdout)}
+
+
+def test_watch_jsonl_carries_the_decision_state(kit):
+    assert triage(kit, "decide", str(kit.root / CONFIRM), "--choice", "approve").returncode == 0
+    env = {**os.environ, "TRIAGE_CONFIG": str(kit.config)}
+    proc = subprocess.Popen([sys.executable, "-m", "console", "watch", "--jsonl", str(kit.root)], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        found = None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("event") == "added" and event["finding"]["path"] == CONFIRM:
+                found = event["finding"]
+            if event.get("event") == "ready":
+                break
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert found is not None and found["decision"]["state"] == "valid" and found["decision"]["choice"] == "approve"

@@ -739,3 +739,14 @@ class Judge:
         mark = mark_of(verdict)
         self._cache[(root, row.path)] = (ident, mark)
         return mark
+
+
+def settings_judge(roots: list[str]) -> Judge:
+    """A judge with the operator's policy from the default settings (none when they cannot be read)."""
+    from .config import NO_POLICY, ConfigError, load_policy, load_settings, policy_path
+
+    try:
+        policy = load_policy(policy_path(None, load_settings(None, roots=roots)), roots=roots)
+    except ConfigError:
+        policy = NO_POLICY
+    return Judge(policy)
