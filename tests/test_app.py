@@ -304,3 +304,18 @@ async def test_footer_follows_the_focus_without_rebuilding() -> None:
         await pilot.press("tab")
         await pilot.pause()
         assert "Detail" in shown() and "Sort" in shown()
+
+
+async def test_detail_follows_the_highlighted_row_when_a_filter_changes_it() -> None:
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        await pilot.pause(0.2)
+        screen = app.screen
+        await pilot.press("slash", *"route:human")
+        await pilot.pause(0.2)
+        assert table.cursor == 0 and table.selected is not None and table.selected.route == "human"
+        assert screen._detail_of is table.selected
+        await pilot.press(*"zzz-no-such-thing")
+        await pilot.pause(0.2)
+        assert table.selected is None and screen._detail_of is None

@@ -466,11 +466,18 @@ class FindingTable(ScrollView, can_focus=True):
             self.set_reactive(FindingTable.virtual_size, size)
             self._scroll_update(size)
         row = self._all.get(current) if current is not None else None
+        before = self.cursor
         if row is not None:
             i = self._view.position(row)
             if i is not None:
                 self.cursor = n - 1 - i if self.sort_reverse else i
         self.cursor = min(self.cursor, max(n - 1, 0))
+        selected = self.selected
+        if self.cursor == before and (selected.id if selected else None) != current:
+            # Another finding (or none) under an unmoved cursor, e.g. after a filter: say so, as a move would.
+            if self.on_cursor is not None:
+                self.on_cursor(selected)
+            self.post_message(self.CursorMoved(selected))
         self.refresh()
 
     # --- background ----------------------------------------------------------------------
