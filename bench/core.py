@@ -260,8 +260,7 @@ def cold(cfg: dict[str, Any]) -> dict[str, Any]:
         index, findings = _scan(root, cfg.get("workers"))
         seconds = time.perf_counter() - t0
         items = len(findings)
-        files = len(index.file_stats())
-        keep = (index, findings)
+        keep: Any = (index, findings)
     else:
         files, _bad, kept = naive_load(root, keep=True)
         seconds = time.perf_counter() - t0
@@ -274,6 +273,8 @@ def cold(cfg: dict[str, Any]) -> dict[str, Any]:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     gc.collect()
     rss1 = proc_status_kb("VmRSS")
+    if mode == "index":  # counted after the memory readings: file_stats() builds a dict per file
+        files = len(index.file_stats())
     del keep
     peak = (hwm - rss0) * 1024
     retained = (rss1 - rss0) * 1024
