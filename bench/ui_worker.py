@@ -375,8 +375,11 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         for f in live:
             if f.status == "ok":
                 routes[f.route] = routes.get(f.route, 0) + 1
-        expect = [f"gates {sum(1 for f in live if f.gate)}", f"unreadable {sum(1 for f in rows if f.status != 'ok')}"]
-        expect += [f"{k} {routes.get(k, 0)}" for k in ("human", "retry", "fix", "replan", "none")]
+        from console.screens.main import count  # the status line's own short form (12.3k)
+
+        gates = sum(1 for f in live if f.gate and f.status == "ok")
+        expect = [f"gates {count(gates)}", f"unreadable {count(sum(1 for f in rows if f.status != 'ok'))}"]
+        expect += [f"{k} {count(routes.get(k, 0))}" for k in ("human", "retry", "fix", "replan", "none")]
         final_status = final.lines[sy] if final else ""
         missing = [e for e in expect if e not in final_status]
         counts_ok = not missing

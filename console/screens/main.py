@@ -71,6 +71,15 @@ class SteadyFooter(Footer):
         return True
 
 
+def count(n: int) -> str:
+    """A count that stays short at 100,000 findings: 982, 12.3k, 1.2M."""
+    if n < 10_000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k" if n < 100_000 else f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
 class MainScreen(Screen[None]):
     """Findings on the left, the highlighted one's detail on the right."""
 
@@ -195,10 +204,12 @@ class MainScreen(Screen[None]):
         mode = getattr(app, "watch_mode", "static")
         text = Text()
         text.append(f" ● {mode} ", style="bold reverse" if mode in ("live", "polling") else "bold")
-        text.append(f"  gates {gates}", style="bold" if gates else "")
+        # What needs a person first; the rest may be cut by a narrow terminal.
+        text.append(f"  gates {count(gates)}", style="bold" if gates else "")
+        text.append(f"  unreadable {count(problems)}", style="bold" if problems else "")
         for route in ("human", "retry", "fix", "replan", "none"):
-            text.append(f"  {route} {routes.get(route, 0)}")
-        text.append(f"  unreadable {problems}  roots {len(getattr(app, 'roots', []))}")
+            text.append(f"  {route} {count(routes.get(route, 0))}")
+        text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
         if shown != total:
             text.append(f"  showing {shown}/{total}", style="italic")
