@@ -756,7 +756,9 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
     comes back pickled (its runs read and derived); this process judges, counts and streams
     it. Any chunk that did not come back (a helper failed) is read here at the end.
     """
-    size = max(16, min(256, len(runs) // (workers * 16)), -(-len(runs) // 8000))  # at most 8,000 tokens: the pipe holds them all
+    # At most 1,000 tokens (4,000 bytes): all are written before anyone reads, and a pipe may hold
+    # only one page when the user's pipe buffers are over fs.pipe-user-pages-soft.
+    size = max(16, min(256, len(runs) // (workers * 16)), -(-len(runs) // 1000))
     chunks = [runs[i:i + size] for i in range(0, len(runs), size)]
     queue_r, queue_w = os.pipe()
     _write_all(queue_w, b"".join(_CHUNK.pack(k) for k in range(len(chunks))))
