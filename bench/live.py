@@ -489,7 +489,7 @@ class _NaivePoller:
 def section_idle_cpu(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     root = cfg["tree"]
     idle = cfg["idle_s"]
-    settle = 1.0
+    settle = 3.0  # past the monitor's catch-up reconciliation after it starts watching
     out: dict[str, Any] = {"tree_runs": cfg["tree_runs"], "idle_s": idle, "poll_interval_s": 1.0,
                            "note": "CPU% of one core = process CPU time delta / wall time over the idle window"}
     index = FindingIndex([root])

@@ -31,9 +31,31 @@ def proc_status_kb(field: str) -> int:
 
 
 def cpu_seconds() -> float:
-    """User + system CPU time of this process (all threads), from getrusage (microsecond resolution)."""
+    """User + system CPU time of this process (all threads), from getrusage (microsecond resolution),
+    plus that of its live child processes (the monitor's watcher runs in one), from /proc."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime + ru.ru_stime + children_cpu_seconds()
+
+
+def children_cpu_seconds() -> float:
+    """utime + stime of this process's live children (Linux /proc, clock-tick resolution); 0 elsewhere."""
+    me = os.getpid()
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 12 and int(fields[1]) == me:  # ppid, then utime (14th) and stime (15th) of stat
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def ratio(a: float | None, b: float | None, digits: int = 3) -> float | None:
