@@ -38,7 +38,6 @@ class TriageApp(App[None]):
         Binding("question_mark", "toggle_help", "Help", id="app.help"),
         Binding("g", "gates", "Gates", show=False, id="app.gates"),
         Binding("r", "runs", "Runs", show=False, id="app.runs"),
-        Binding("d", "decide", "Decide", id="app.decide"),
         Binding("R", "retry", "Retry from role", show=False, id="app.retry"),
         Binding("L", "resume_log", "Resume log", show=False, id="app.resume_log"),
     ]

@@ -89,6 +89,7 @@ class MainScreen(Screen[None]):
         Binding("escape", "clear", "Clear", show=False, id="main.clear"),
         Binding("g", "app.gates", "Gates", id="main.gates"),
         Binding("r", "app.runs", "Runs", id="main.runs"),
+        Binding("d", "app.decide", "Decide", id="main.decide"),  # here, not only on the app: the footer shows it early
         Binding("c", "copy_next_action", "Copy action", id="main.copy"),
         Binding("o", "open_file", "Open file", id="main.open"),
         Binding("tab", "app.focus_next", "Next pane", show=False),
@@ -100,7 +101,7 @@ class MainScreen(Screen[None]):
         self._detail_timer = None
         self._last_move = 0.0
         self._detail_of: Finding | None = None  # the row whose detail is shown
-        self._had_selection_none = True
+        self._footer_shape: tuple[bool, bool] = (True, False)
         self._query = ""  # the filter applied to the table
         self._initial_painted = 0.0
         self._initial_timer = None
@@ -258,8 +259,11 @@ class MainScreen(Screen[None]):
 
     @on(FindingTable.CursorMoved)
     def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
-        if (event.finding is None) != self._had_selection_none:
-            self._had_selection_none = event.finding is None
+        f = event.finding
+        # The footer's keys depend on the row: any selection (c, o), a gate to decide (d).
+        shape = (f is None, bool(f is not None and f.gate and not f.superseded_by))
+        if shape != self._footer_shape:
+            self._footer_shape = shape
             self.refresh_bindings()
 
     @on(FindingTable.FindingSelected)
