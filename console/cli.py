@@ -89,8 +89,12 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
     index = _index(roots)
     findings = index.findings()
     if needs_human:  # a gate answered by a decision that verifies waits for nobody
-        findings = [f for f in findings if f.gate and not f.superseded_by
-                    and not (f.decision and f.decision.get("state") == "valid")]
+        from datetime import datetime, timezone
+
+        from .core.decisions import settles
+
+        now = datetime.now(timezone.utc)
+        findings = [f for f in findings if f.gate and not f.superseded_by and not settles(f.decision, now)]
     if route:
         findings = [f for f in findings if f.route == route]
     if klass:
@@ -113,13 +117,7 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
 @click.option("--json", "as_json", is_flag=True, help="Print the finding as JSON.")
 def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool) -> None:
     """Show one finding in full. REF is its id or its file path."""
-    path = Path(ref)
-    search = list(roots)
-    if not search and path.exists() and path.is_file():
-        search = [str(_guess_root(path))]
-    index = _index(tuple(search))
-    key = str(path.resolve()) if path.exists() else ref
-    finding = index.get(key) or index.get(ref)
+    index, finding = _find(ref, roots)
     if finding is None:
         click.echo(f"triage: no finding {safe(ref)!s} under {', '.join(safe(r) for r in index.roots)}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -362,6 +360,7 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **
 
 
 def _find(ref: str, roots: tuple[str, ...]) -> tuple[FindingIndex, Finding | None]:
+    """The index over ROOTS (or, for a file path given alone, over the root it sits in) and REF in it."""
     path = Path(ref)
     search = list(roots)
     if not search and path.exists() and path.is_file():

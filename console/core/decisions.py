@@ -28,7 +28,7 @@ import stat
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -669,29 +669,34 @@ class Mark:
     reason: str | None = None
     decision_id: str | None = None
 
-    def state_at(self, now: datetime) -> State:
-        """The state now: a current decision expires with time, without any file changing."""
-        if self.state in ("valid", "unverified") and self.expires_at:
-            try:
-                if now >= parse_time(self.expires_at):
-                    return "expired"
-            except ValueError:
-                return "invalid"
-        return self.state
 
-    def settles(self, now: datetime) -> bool:
-        """Whether the gate is answered (it leaves the queue): only by a decision that verified.
+def state_now(decision: "Mark | Mapping[str, Any] | None", now: datetime) -> State | None:
+    """The state of a decision now: a row's ``Mark`` or a finding's ``decision`` dict; None: no decision.
 
-        An unverified one (no policy to check it against) stays in the queue, marked: anyone
-        can write a file beside a finding, and a gate must not vanish on an unchecked word.
-        """
-        return self.state_at(now) == "valid"
+    A current decision expires with time, without any file changing.
+    """
+    if decision is None:
+        return None
+    if isinstance(decision, Mark):
+        state, expires = decision.state, decision.expires_at
+    else:
+        state, expires = decision.get("state") or "invalid", decision.get("expires_at")
+    if state in ("valid", "unverified") and isinstance(expires, str):
+        try:
+            if now >= parse_time(expires):
+                return "expired"
+        except ValueError:
+            return "invalid"
+    return state
 
-    def label(self, now: datetime) -> str:
-        state = self.state_at(now)
-        if state in ("valid", "unverified"):
-            return f"{self.choice}" + ("" if state == "valid" else "?")
-        return state
+
+def settles(decision: "Mark | Mapping[str, Any] | None", now: datetime) -> bool:
+    """Whether a decision answers its gate (the gate leaves the queue): only one that verified.
+
+    An unverified one (no policy to check it against) stays in the queue, marked: anyone can
+    write a file beside a finding, and a gate must not vanish on an unchecked word.
+    """
+    return state_now(decision, now) == "valid"
 
 
 def mark_of(verdict: Verdict) -> Mark:

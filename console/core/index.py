@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import reading
+from .decisions import settles
 from .findings import Entry, Finding, Row, entry_of_row, load_entry, problem_entry
 from .history import StageEntry, derive_run, parse_stage_md
 
@@ -131,11 +132,10 @@ class RunSummary:
     last_activity: str | None
 
 
-def run_state(state: RunState) -> RunSummary:
+def run_state(state: RunState, now: datetime) -> RunSummary:
     current = [f for f in state.findings.values() if not f.superseded_by]
-    now = datetime.now(timezone.utc)
     # a gate answered by a current decision no longer waits for anyone
-    gates = sum(1 for f in current if f.gate and not (f.decision is not None and f.decision.settles(now)))
+    gates = sum(1 for f in current if f.gate and not settles(f.decision, now))
     failures = sum(1 for f in current if f.status == "ok" and f.route != "none")
     problems = sum(1 for f in current if f.status != "ok")
     last_stage = state.stage[-1].status.lower() if state.stage and state.stage[-1].status else None
@@ -593,7 +593,8 @@ class FindingIndex:
     def run_summaries(self) -> list[RunSummary]:
         """Every run with its state, newest activity first."""
         with self._lock:
-            out = [run_state(state) for state in self.runs.values()]
+            now = datetime.now(timezone.utc)
+            out = [run_state(state, now) for state in self.runs.values()]
         out.sort(key=lambda r: (r.last_activity or "", r.run), reverse=True)
         return out
 

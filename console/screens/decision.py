@@ -9,6 +9,7 @@ worker; the screen closes with the published decision, or says why not.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,7 +29,7 @@ from ..core.findings import Finding
 from ..core.safety import safe
 from ..core.taxonomy import lookup
 from ..paths import style
-from ..widgets.detail import DECISION_WORDS, decision_state
+from ..widgets.detail import DECISION_WORDS
 
 REMEDY_HELP = {
     "revise_skill": "revise the skill the agent follows",
@@ -116,7 +117,7 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
             text.append(f"{'next action':<12}", style="bold")
             text.append(_text(f.next_action, 1200) + "\n")
         if f.decision:
-            state = decision_state(f.decision, None)
+            state = decisions.state_now(f.decision, datetime.now(timezone.utc))
             text.append(f"{'decision':<12}", style="bold")
             text.append(f"{DECISION_WORDS.get(state, state)}: {_text(f.decision.get('choice'))} by "
                         f"{_text(f.decision.get('operator'))} at {_text(f.decision.get('issued_at'))}\n", style="yellow")

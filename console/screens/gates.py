@@ -10,10 +10,10 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ..core.decisions import settles, state_now
 from ..core.findings import Finding
 from ..core.safety import safe
 from ..paths import style
-from ..widgets.detail import decision_state as detail_decision_state
 from .picker import PickerScreen, fit
 
 GATE_MEANING = {
@@ -42,19 +42,9 @@ def age(finding: Finding, now: datetime) -> str:
     return f"{seconds}s"
 
 
-def decision_state(finding: Finding, now: datetime) -> str | None:
-    """The state of the decision answering a finding or row, now (None: no decision)."""
-    decision = finding.decision
-    if decision is None:
-        return None
-    if isinstance(decision, dict):
-        return detail_decision_state(decision, now)
-    return decision.state_at(now)
-
-
 def settled(finding: Finding, now: datetime) -> bool:
-    """Whether a current decision answers the finding's gate (then it leaves the queue)."""
-    return decision_state(finding, now) == "valid"  # unverified stays, marked (see decisions.Mark.settles)
+    """Whether a decision that verifies answers the finding's gate (then it leaves the queue)."""
+    return settles(finding.decision, now)
 
 
 def pending_gates(findings: list[Finding], now: datetime | None = None) -> list[Finding]:
@@ -110,7 +100,7 @@ class GateQueueScreen(PickerScreen):
             line.append(f"{age(f, now):>5}  ")
             line.append(fit(safe(f.run), 34) + " ")
             line.append(fit(safe(f.node or "-"), 16) + " ")
-            state = decision_state(f, now)
+            state = state_now(f.decision, now)
             if state:
                 line.append(f"{state:<8} ", style="bold red" if state == "invalid" else "bold yellow")
             line.append(GATE_MEANING.get(f.gate or "", ""), style="dim")

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
+from ..core.decisions import state_now
 from ..core.findings import Finding
 from ..core.safety import safe
 from ..core.taxonomy import lookup
@@ -34,21 +35,8 @@ DECISION_WORDS = {
 }
 
 
-def decision_state(decision: dict, now: datetime | None) -> str:
-    state = decision.get("state") or "invalid"
-    now = now or datetime.now(timezone.utc)
-    expires = decision.get("expires_at")
-    if state in ("valid", "unverified") and isinstance(expires, str):
-        try:
-            if now >= datetime.fromisoformat(expires.replace("Z", "+00:00")):
-                return "expired"
-        except ValueError:
-            return "invalid"
-    return state
-
-
 def _decision(text: Text, decision: dict, now: datetime | None, can_decide: bool = True) -> None:
-    state = decision_state(decision, now)
+    state = state_now(decision, now or datetime.now(timezone.utc)) or "invalid"
     _line(text, "decision", DECISION_WORDS.get(state, state), DECISION_STYLE.get(state, ""))
     if decision.get("choice"):
         who = f"{decision.get('choice')} by {decision.get('operator') or '?'} at {decision.get('issued_at') or '?'}"

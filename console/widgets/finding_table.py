@@ -26,6 +26,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..core.decisions import settles, state_now
 from ..core.findings import Finding
 from ..core.query import Filter, parse_filter
 from ..core.safety import safe
@@ -62,25 +63,16 @@ def _class(f: Finding) -> str:
 DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "invalid": "✗"}
 
 
-def _decision_state(f: Finding) -> str | None:
-    mark = getattr(f, "decision", None)
-    if mark is None:
-        return None
-    if isinstance(mark, dict):
-        return mark.get("state")
-    return mark.state_at(datetime.now(timezone.utc))
-
-
 def _gate(f: Finding) -> str:
     if not f.gate:
         return ""
-    state = _decision_state(f)
+    state = state_now(f.decision, datetime.now(timezone.utc)) if f.decision is not None else None
     return f"{f.gate} {DECISION_MARKS.get(state, '')}".rstrip() if state else f.gate
 
 
 def waiting(f: Finding) -> bool:
     """A gate no verified decision answers yet."""
-    return bool(f.gate) and _decision_state(f) != "valid"
+    return bool(f.gate) and (f.decision is None or not settles(f.decision, datetime.now(timezone.utc)))
 
 
 COLUMNS: tuple[Column, ...] = (
