@@ -21,7 +21,7 @@ from .paths import style
 from .core.config import NO_POLICY
 from .core.decisions import Judge
 from .screens.decision import DecisionScreen, Signing
-from .core.resume import RESUMING_CHOICES, Resume, ResumeError, placeholders, render
+from .core.resume import RESUMING_CHOICES, Resume, ResumeError
 from .screens.gates import GateQueueScreen, settled
 from .screens.resume import QuitScreen, ResumeJob, ResumeScreen
 from .screens.main import MainScreen
@@ -283,8 +283,7 @@ class TriageApp(App[None]):
                         "pipeline will pick up.", title="Decision published", timeout=10)
             return
         label = f"{finding.run} / {finding.node or '-'}"
-        job = ResumeJob(Resume(finding.root, finding, payload, decision_path, spec, operator=self.signing.operator,
-                               argv=render(spec.resume_command, placeholders(finding.root, finding, decision_path))), label)
+        job = ResumeJob(Resume(finding.root, finding, payload, decision_path, spec, operator=self.signing.operator), label)
         job.resume.on_line = lambda line: self.call_from_thread(job.add_line, line)
         self.resumes.append(job)
         self.push_screen(ResumeScreen(job))

@@ -124,7 +124,7 @@ def test_a_decision_runs_once_and_a_second_start_is_refused_while_running(kit):
     second = Resume(str(kit.root), finding, done.payload, done.decision_path, slow)
     with pytest.raises(AlreadyRunning, match="already running"):
         second.start()
-    assert status(str(kit.root), RUN)["running"]["pid"] == job._proc.pid
+    assert status(str(kit.root), RUN)["running"]["pid"] == job.pid
     job.cancel(grace_s=0.5)
     job.wait()
     again = Resume(str(kit.root), finding, done.payload, done.decision_path, slow)

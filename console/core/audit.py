@@ -13,6 +13,7 @@ with agents, and a planted ``.triage`` symlink must not redirect the log.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -46,23 +47,39 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def open_dir(root: str, *, create: bool) -> int:
-    """A descriptor of ``<root>/.triage``, never through a symlink."""
-    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        if create:
-            try:
-                os.mkdir(AUDIT_DIR, 0o755, dir_fd=root_fd)
-            except FileExistsError:
-                pass
+def subdir(parent_fd: int, name: str, *, create: bool) -> int:
+    """A descriptor of the directory ``name`` in ``parent_fd`` (made first if ``create``), never through a symlink.
+
+    AuditError if a symlink or something else that is not a directory sits there; FileNotFoundError
+    if it is missing and not to be made.
+    """
+    if create:
         try:
-            return os.open(AUDIT_DIR, _DIR, dir_fd=root_fd)
-        except OSError as exc:
-            if os.path.islink(os.path.join(root, AUDIT_DIR)):
-                raise AuditError(f"{root}/{AUDIT_DIR} is a symlink: refusing to write the audit log through it") from None
-            raise
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+    try:
+        return os.open(name, _DIR, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise AuditError(f"{name} is a symlink or not a directory: refusing to use it") from None
+        raise
+
+
+def state_dir(root: str, under: str = "", *, create: bool = True) -> int:
+    """A descriptor of ``<root>/<under>/.triage`` (the console's own files), never through a symlink below root."""
+    from .reading import open_dir_beneath
+
+    parent = open_dir_beneath(root, under)
+    try:
+        return subdir(parent, AUDIT_DIR, create=create)
     finally:
-        os.close(root_fd)
+        os.close(parent)
+
+
+def open_dir(root: str, *, create: bool) -> int:
+    """A descriptor of ``<root>/.triage``, where the audit log lives."""
+    return state_dir(root, create=create)
 
 
 def fsync_dir(fd: int) -> None:
@@ -146,11 +163,8 @@ def read_log(root: str) -> bytes | None:
         return None
     finally:
         os.close(dir_fd)
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            return fh.read()
-    except OSError:
-        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
 
 
 def iter_entries(raw: bytes) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 from . import audit, reading
 from .config import RootSettings
 
-STATE_DIR = ".triage"
+STATE_DIR = audit.AUDIT_DIR
 LOCK = "resume.lock"
 GUARD = "resume.guard"
 RESULTS = "resume"
@@ -78,7 +78,9 @@ def placeholders(root: str, finding: Any, decision_path: str) -> dict[str, str]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    from .decisions import iso
+
+    return iso(datetime.now(timezone.utc))
 
 
 def _proc_start(pid: int) -> str | None:
@@ -127,30 +129,13 @@ class ResumeResult:
                 "result_path": self.result_path, "run_dir": self.run_dir}
 
 
-def _state_dir(root: str, run: str) -> int:
-    """A descriptor of <root>/<run>/.triage, made if needed, never through a symlink."""
-    run_fd = reading.open_dir_beneath(root, run)
-    try:
-        try:
-            os.mkdir(STATE_DIR, 0o755, dir_fd=run_fd)
-        except FileExistsError:
-            pass
-        return os.open(STATE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=run_fd)
-    finally:
-        os.close(run_fd)
-
-
 def _read_json_at(dir_fd: int, name: str) -> dict[str, Any] | None:
+    """A small JSON object of ours (lock, result): None if missing, {} if unreadable."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        read = reading.read_json_at(dir_fd, name, max_bytes=1 << 16)
     except FileNotFoundError:
         return None
-    try:
-        raw, _st, _over = reading.read_fd(fd, max_bytes=1 << 16)
-    finally:
-        os.close(fd)
-    status, data, _e, _n = reading.parse_json_bytes(raw)
-    return data if status == "ok" and isinstance(data, dict) else {}
+    return read.data if read.status == "ok" and isinstance(read.data, dict) else {}
 
 
 def _write_new(dir_fd: int, name: str, data: dict[str, Any]) -> None:
@@ -169,16 +154,16 @@ def _write_new(dir_fd: int, name: str, data: dict[str, Any]) -> None:
 def status(root: str, run: str, decision_id: str | None = None) -> dict[str, Any]:
     """What is known of a run's resume: {"running": lock or None, "result": result or None}."""
     try:
-        fd = reading.open_dir_beneath(root, f"{run}/{STATE_DIR}")
-    except (FileNotFoundError, reading.UnsafePath, OSError):
+        fd = audit.state_dir(root, run, create=False)
+    except (reading.UnsafePath, audit.AuditError, OSError):
         return {"running": None, "result": None}
     try:
         lock = _read_json_at(fd, LOCK)
         result = None
         if decision_id:
             try:
-                rfd = os.open(RESULTS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            except FileNotFoundError:
+                rfd = audit.subdir(fd, RESULTS, create=False)
+            except (audit.AuditError, OSError):
                 rfd = None
             if rfd is not None:
                 try:
@@ -207,9 +192,17 @@ class Resume:
     _dir_fd: int | None = None
     _started: str = ""
 
+    def __post_init__(self) -> None:
+        if not self.argv and self.spec.resume_command:
+            self.argv = render(self.spec.resume_command, placeholders(self.root, self.finding, self.decision_path))
+
     @property
     def decision_id(self) -> str:
         return str(self.decision["decision_id"])
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def running(self) -> bool:
@@ -221,10 +214,9 @@ class Resume:
             raise ResumeError(f"the decision chose {self.decision.get('choice')!r}: nothing to run")
         if not self.spec.resume_command:
             raise ResumeError("no resume_command is configured for this root")
-        self.argv = render(self.spec.resume_command, placeholders(self.root, self.finding, self.decision_path))
         try:
-            dir_fd = _state_dir(self.root, self.finding.run)
-        except (reading.UnsafePath, OSError) as exc:
+            dir_fd = audit.state_dir(self.root, self.finding.run)
+        except (reading.UnsafePath, audit.AuditError, OSError) as exc:
             raise ResumeError(f"cannot open the run's state directory: {exc}") from None
         try:
             guard = os.open(GUARD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
@@ -239,11 +231,7 @@ class Resume:
         self._dir_fd = dir_fd
 
     def _claim(self, dir_fd: int) -> None:
-        try:
-            os.mkdir(RESULTS, 0o755, dir_fd=dir_fd)
-        except FileExistsError:
-            pass
-        results = os.open(RESULTS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        results = audit.subdir(dir_fd, RESULTS, create=True)
         try:
             done = _read_json_at(results, f"{self.decision_id}.json")
         finally:
@@ -259,7 +247,7 @@ class Resume:
             # unknown: nobody was there to see it end) and is never started again.
             stale_id = lock.get("decision_id")
             if isinstance(stale_id, str) and stale_id.replace("-", "").isalnum():
-                results = os.open(RESULTS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+                results = audit.subdir(dir_fd, RESULTS, create=False)
                 try:
                     if _read_json_at(results, f"{stale_id}.json") is None:
                         _write_new(results, f"{stale_id}.json", {
@@ -301,7 +289,7 @@ class Resume:
         """Stream the output to the log (and ``on_line``) until the command ends; record the result."""
         assert self._proc is not None and self._dir_fd is not None
         dir_fd = self._dir_fd
-        results = os.open(RESULTS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        results = audit.subdir(dir_fd, RESULTS, create=False)
         log_name = f"{self.decision_id}.log"
         log = os.open(log_name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=results)
         try:

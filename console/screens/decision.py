@@ -198,12 +198,11 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
     def _preview(self) -> None:
         if self.prepared is not None:
             payload = self.prepared.payload
-        else:
-            f = self.finding
-            payload = {"schema": decisions.SCHEMA, "decision_id": "(made when signing)", "finding_path": f.path,
-                       "finding_sha256": f.sha256, "run_id": f.run, "node": f.node, "gate": self.gate,
-                       "choice": self.choice, **self._fields(), "operator": self.how.operator,
-                       "issued_at": "(now)", "expires_at": "(now + lifetime)", "request_id": f.request_id}
+        else:  # the same fields as the signed payload; what only signing settles, said in words
+            payload = decisions.build_payload(self.finding, gate=self.gate, choice=self.choice or "", operator=self.how.operator or "",
+                                              lifetime_s=self.how.policy.lifetime_s, **self._fields())
+            payload.update(decision_id="(made when signing)", issued_at="(now)", expires_at="(now + lifetime)",
+                           key_fingerprint="(the signing key's)", supersedes="(a decision it replaces, if any)")
         body = json.dumps(payload, ensure_ascii=True, indent=2)  # ASCII: escapes any control characters
         self.query_one("#decision-preview", Static).update(Text(safe(body, max_len=20000, keep_newlines=True)))
 

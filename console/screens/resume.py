@@ -60,8 +60,7 @@ class ResumeJob:
             text.append(safe(self.error, max_len=600))
         elif self.result is None:
             text.append("running", style="bold yellow")
-            pid = self.resume._proc.pid if self.resume._proc is not None else "?"
-            text.append(f"  pid {pid} · {time.monotonic() - self.started:.0f} s · x: cancel")
+            text.append(f"  pid {self.resume.pid or '?'} · {time.monotonic() - self.started:.0f} s · x: cancel")
         elif self.result.cancelled:
             text.append("cancelled", style="bold yellow")
             text.append(f"  exit {self.result.exit_code}")
