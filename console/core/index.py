@@ -373,12 +373,10 @@ class FindingIndex:
             problems.setdefault(root, f"could not list .: {exc.strerror or exc}")
             return
         try:
-            try:
-                dirs, files = _list_dir(root_fd)
-            except OSError as exc:
-                problems.setdefault(root, f"could not list .: {exc.strerror or exc}")
+            listed = self._list(root, root_fd, ".", problems)
+            if listed is None:
                 return
-            self.dirs_seen += 1
+            dirs, files = listed
             for name in files:  # a file directly under a root is a run of its own
                 if is_tracked(name):
                     self._scan_file(root, name, name, root_fd)
@@ -394,6 +392,16 @@ class FindingIndex:
         finally:
             os.close(root_fd)
 
+    def _list(self, root: str, fd: int, rel_dir: str, problems: dict[str, str]) -> tuple[list[str], list[str]] | None:
+        """(subdirectories, files) of an open directory, counted as walked; None, with the problem noted, if unlistable."""
+        try:
+            listed = _list_dir(fd)
+        except OSError as exc:
+            problems.setdefault(root, f"could not list {rel_dir}: {exc.strerror or exc}")
+            return None
+        self.dirs_seen += 1
+        return listed
+
     def _walk(self, root: str, parent_fd: int, name: str, rel_dir: str, depth: int, problems: dict[str, str]) -> None:
         """Read one directory's tracked files, then its subdirectories, depth first (as ``os.fwalk``).
 
@@ -408,12 +416,10 @@ class FindingIndex:
                 problems.setdefault(root, f"could not list {rel_dir}: {exc.strerror or exc}")
             return
         try:
-            try:
-                dirs, files = _list_dir(fd)
-            except OSError as exc:
-                problems.setdefault(root, f"could not list {rel_dir}: {exc.strerror or exc}")
+            listed = self._list(root, fd, rel_dir, problems)
+            if listed is None:
                 return
-            self.dirs_seen += 1
+            dirs, files = listed
             prefix = rel_dir + "/"
             for file in files:
                 if is_tracked(file):
