@@ -194,7 +194,7 @@ async def test_a_planted_hostile_decision_is_rejected_and_shown_as_text(tmp_path
         assert "\x1b" not in about and "a1B2a1B2a1B2" not in about
         await pilot.press("enter", "ctrl+s")
         await until(pilot, lambda: screen.prepared is not None)
-        assert screen.prepared.payload["supersedes"] is None or isinstance(screen.prepared.payload["supersedes"], str)
+        assert screen.prepared.payload["supersedes"] == payload["decision_id"]  # a plain id: it is named
         await pilot.press("y")
         await until(pilot, lambda: isinstance(app.screen, MainScreen))
     # the planted file is kept aside, never deleted; the new decision verifies

@@ -24,6 +24,11 @@ RUNNER = sample_runs_dir() / ".tools" / "stage_runner.py"
 RUN = RESUME.split("/", 1)[0]
 
 
+def runner(*args: str) -> list[str]:
+    """The shipped stage runner as a root's resume command."""
+    return [sys.executable, str(RUNNER), "--resume", "{run_dir}", "--from", "{role}", *args]
+
+
 def app_with(kit, command: list[str]) -> TriageApp:
     kit.config.write_text(kit.config.read_text() +
                           f'\n[[roots]]\npath = "{kit.root}"\nresume_command = {json.dumps(command)}\n')
@@ -48,8 +53,7 @@ async def resume_from_ui(pilot, app) -> ResumeScreen:
 
 async def test_resume_an_interrupted_role_and_see_the_log_and_the_run_resolved(tmp_path):
     kit = make_kit(tmp_path)
-    app = app_with(kit, [sys.executable, str(RUNNER), "--resume", "{run_dir}", "--from", "{role}",
-                         "--outcome", "complete", "--step-seconds", "0.02"])
+    app = app_with(kit, runner("--outcome", "complete", "--step-seconds", "0.02"))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await resume_from_ui(pilot, app)
         await until(pilot, lambda: screen.job.result is not None)
@@ -67,8 +71,7 @@ async def test_resume_an_interrupted_role_and_see_the_log_and_the_run_resolved(t
 
 async def test_cancel_a_running_resume_with_confirmation(tmp_path):
     kit = make_kit(tmp_path)
-    app = app_with(kit, [sys.executable, str(RUNNER), "--resume", "{run_dir}", "--from", "{role}",
-                         "--steps", "500", "--step-seconds", "0.05"])
+    app = app_with(kit, runner("--steps", "500", "--step-seconds", "0.05"))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await resume_from_ui(pilot, app)
         await until(pilot, lambda: any("step 1/500" in line for line in screen.job.lines))
@@ -97,8 +100,7 @@ async def test_cancel_a_running_resume_with_confirmation(tmp_path):
 async def test_retry_from_role_on_a_transient_failure_signs_a_retry_decision_and_runs(tmp_path):
     rel = "2026-11-28-mac-dispatch-ingest/FAILURE.json"  # remote_unreachable: route retry, no gate
     kit = make_kit(tmp_path, runs=[rel.split("/", 1)[0]])
-    app = app_with(kit, [sys.executable, str(RUNNER), "--resume", "{run_dir}", "--from", "{role}",
-                         "--outcome", "complete", "--step-seconds", "0.01"])
+    app = app_with(kit, runner("--outcome", "complete", "--step-seconds", "0.01"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
         app._main().select(next(r.id for r in app.index.rows() if r.path == rel))
