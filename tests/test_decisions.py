@@ -375,3 +375,11 @@ def test_signing_with_a_key_held_by_ssh_agent(kit, tmp_path):
         assert done.payload["key_fingerprint"].startswith("SHA256:")
     finally:
         os.kill(pid, signal.SIGTERM)
+
+
+def test_the_key_fingerprint_is_the_one_ssh_keygen_prints(kit):
+    for who in ("alice", "bob"):
+        pub = Path(str(kit.key(who)) + ".pub")
+        printed = subprocess.run(["ssh-keygen", "-l", "-f", str(pub)], capture_output=True, text=True, check=True).stdout.split()[1]
+        assert signing.fingerprint(pub.read_text()) == printed
+    assert signing.fingerprint("ssh-ed25519 not-base64!") is None
