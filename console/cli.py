@@ -525,7 +525,7 @@ def _decision_root(path: Path) -> tuple[str, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print one verdict per path as a JSON array.")
 def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers: str | None, config_file: str | None,
                as_json: bool) -> None:
-    """Check decision files: valid, invalid (why), stale or expired. Exit 0 only if all are valid and current.
+    """Check decision files: valid, invalid (why), stale, expired or spent. Exit 0 only if all are valid and current.
 
     A PATH may be a decision file or the finding it answers.
     """

@@ -160,20 +160,99 @@ def test_a_lock_left_by_a_dead_console_for_this_decision_is_never_run_again(kit)
     assert (kit.root / RESUME).exists()
 
 
-def test_triage_resume_signs_runs_streams_and_exits_with_the_command_code_then_3(kit):
-    command = [sys.executable, "-c", "import sys; print('resuming', sys.argv[1], flush=True); sys.exit(5)", "{role}"]
+def cli_resume(kit, command, *extra):
     kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{kit.root}"\nresume_command = {json.dumps(command)}\n')
     env = {**os.environ, "TRIAGE_CONFIG": str(kit.config)}
-    first = subprocess.run([sys.executable, "-m", "console", "resume", str(kit.root / RESUME)], capture_output=True,
-                           text=True, env=env, timeout=120)
-    assert first.returncode == 5, first.stderr
+    return lambda: subprocess.run([sys.executable, "-m", "console", "resume", str(kit.root / RESUME), *extra],
+                                  capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_triage_resume_signs_runs_streams_and_exits_with_the_command_code_then_3(kit):
+    command = [sys.executable, "-c", "import sys; print('resuming', sys.argv[1], flush=True); sys.exit(int(sys.argv[2]))",
+               "{role}", "0"]
+    resume_it = cli_resume(kit, command)
+    first = resume_it()
+    assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "resuming code"
     decision = json.loads((kit.root / decisions.paths_for(RESUME)[0]).read_text())
     assert decision["choice"] == "resume"
-    again = subprocess.run([sys.executable, "-m", "console", "resume", str(kit.root / RESUME), "--json"],
-                           capture_output=True, text=True, env=env, timeout=120)
-    assert again.returncode == 3 and "already run: exit 5" in again.stderr
+    again = resume_it()
+    assert again.returncode == 3 and "already run: exit 0" in again.stderr
     assert events(kit) == ["decision", "resume-start", "resume-end"]
+
+
+def test_a_failed_resume_spends_its_decision_so_the_gate_waits_and_resuming_again_signs_anew(kit):
+    command = [sys.executable, "-c", "import sys; print('resuming', flush=True); sys.exit(5)"]
+    resume_it = cli_resume(kit, command)
+    assert resume_it().returncode == 5
+    decision_rel = decisions.paths_for(RESUME)[0]
+    first = json.loads((kit.root / decision_rel).read_text())
+    verdict = decisions.verify_decision(str(kit.root), decision_rel, kit.policy())
+    assert verdict.state == "spent" and verdict.reasons[0].startswith("its resume failed: exit 5 at ")
+    assert not decisions.settles(kit.finding(RESUME).decision, decisions.datetime.now(decisions.timezone.utc))
+    needs = subprocess.run([sys.executable, "-m", "console", "ls", str(kit.root), "--needs-human", "--json"],
+                           capture_output=True, text=True, env={**os.environ, "TRIAGE_CONFIG": str(kit.config)}, timeout=120)
+    waiting = {row["path"]: row for row in json.loads(needs.stdout)}
+    assert waiting[RESUME]["decision"]["state"] == "spent"
+    # Resuming again is a new decision: it supersedes the spent one, which is kept, and runs once more.
+    assert resume_it().returncode == 5
+    second = json.loads((kit.root / decision_rel).read_text())
+    assert second["decision_id"] != first["decision_id"] and second["supersedes"] == first["decision_id"]
+    kept = kit.root / RUN / decision_rel.split("/", 1)[1].replace(".decision.json", f".decision.{first['decision_id']}.json")
+    assert json.loads(kept.read_text()) == first
+    assert events(kit) == ["decision", "resume-start", "resume-end"] * 2
+    assert audit.verify(str(kit.root)).ok
+
+
+def test_a_cancelled_resume_reopens_its_gate_in_the_index(kit):
+    from console.core.index import FindingIndex
+
+    judge = decisions.Judge(kit.policy())
+    index = FindingIndex([kit.root], judge=judge)
+    index.scan()
+    finding, done = signed(kit)
+    index.apply([kit.root / done.decision_path])
+    now = decisions.datetime.now(decisions.timezone.utc)
+    assert index.get(RESUME).decision["state"] == "valid" and decisions.settles(index.get(RESUME).decision, now)
+    job = Resume(str(kit.root), finding, done.payload, done.decision_path, runner_spec("--outcome", "complete", "--steps", "200"))
+    job.start()
+    job.cancel(grace_s=0.5)
+    assert job.wait().cancelled
+    # Nothing the index tracks changed; asking it to look at the finding again re-judges it (the judge's
+    # cache knows the result file), which is what the console does when a resume ends.
+    index.apply([kit.root / RESUME])
+    mark = index.get(RESUME).decision
+    assert mark["state"] == "spent" and mark["reason"].startswith("its resume was cancelled at ")
+    assert not decisions.settles(mark, now)
+    again = decisions.decide(str(kit.root), kit.finding(RESUME), choice="resume", operator="alice@example.com",
+                             signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
+    assert again.payload["supersedes"] == done.decision_id
+
+
+def test_a_resume_that_ended_unseen_spends_its_decision(kit):
+    finding, done = signed(kit)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    state = kit.root / RUN / ".triage"
+    state.mkdir()
+    (state / "resume.lock").write_text(json.dumps({"pid": dead.pid, "decision_id": done.decision_id, "argv": ["x"]}))
+    with pytest.raises(AlreadyResumed):
+        Resume(str(kit.root), finding, done.payload, done.decision_path, runner_spec()).start()
+    verdict = decisions.verify_decision(str(kit.root), decisions.paths_for(RESUME)[0], kit.policy())
+    assert verdict.state == "spent" and "outcome is unknown" in verdict.reasons[0]
+
+
+def test_only_a_resuming_decision_is_spent_and_a_planted_result_can_only_reopen_a_gate(kit):
+    finding, done = signed(kit)
+    results = kit.root / RUN / ".triage" / "resume"
+    results.mkdir(parents=True)
+    rel = decisions.paths_for(RESUME)[0]
+    (results / f"{done.decision_id}.json").write_text(json.dumps({"exit_code": 0, "cancelled": False}))
+    assert decisions.verify_decision(str(kit.root), rel, kit.policy()).state == "valid"
+    (results / f"{done.decision_id}.json").write_text("{not json")
+    assert decisions.verify_decision(str(kit.root), rel, kit.policy()).reasons == ("its resume's result cannot be read",)
+    (results / f"{done.decision_id}.json").write_text(json.dumps({"exit_code": True}))  # a bool is not an exit code
+    assert decisions.verify_decision(str(kit.root), rel, kit.policy()).state == "spent"
 
 
 def test_triage_resume_of_a_role_that_fails_again_leaves_a_new_classification(kit):

@@ -68,7 +68,7 @@ CHOICE_HELP: dict[str, str] = {
 REMEDIES = ("revise_skill", "swap_agent", "reduce_task")
 COMMENT_REQUIRED = frozenset({"escalation", "hold"})
 
-State = Literal["valid", "unverified", "stale", "expired", "invalid"]
+State = Literal["valid", "unverified", "stale", "expired", "spent", "invalid"]
 
 
 class DecisionError(Exception):
@@ -345,6 +345,12 @@ def verify_decision(root: str, decision_rel: str, policy: Policy, *, finding: Fi
         return Verdict("expired", (f"expired at {p.expires_at}",), decision_rel, payload)
     if issued > now + timedelta(minutes=5):
         return bad(f"issued in the future ({p.issued_at})", payload=payload)
+    from .resume import RESUMING_CHOICES, spent
+
+    if p.choice in RESUMING_CHOICES:
+        why = spent(root, p.run_id, p.decision_id)
+        if why:
+            return Verdict("spent", (why,), decision_rel, payload)
     if unverified:
         why = ("no allowed_signers file: the signature was not checked" if policy.allowed_signers is None
                else "no policy: whether the signer may sign this gate was not checked")
@@ -720,7 +726,7 @@ class Judge:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._cache: dict[tuple[str, str], tuple[tuple[Any, ...], Mark]] = {}
+        self._cache: dict[tuple[str, str], tuple[tuple[Any, ...], Mark, tuple[int, int, int] | None]] = {}
 
     def __call__(self, root: str, row: Any) -> Mark | None:
         if not row.path.endswith(".json") or is_decision_name(row.path.rsplit("/", 1)[-1]):
@@ -738,12 +744,25 @@ class Judge:
             sig_id = ()
         ident = (st.st_ino, st.st_size, st.st_mtime_ns, sig_id, row.sha256, row.gate, row.node, row.agent)
         hit = self._cache.get((root, row.path))
-        if hit is not None and hit[0] == ident:
+        if hit is not None and hit[0] == ident and hit[2] == _result_stat(root, row.run, hit[1]):
             return hit[1]
         verdict = verify_decision(root, decision_rel, self.policy, finding=_facts(row))
         mark = mark_of(verdict)
-        self._cache[(root, row.path)] = (ident, mark)
+        self._cache[(root, row.path)] = (ident, mark, _result_stat(root, row.run, mark))
         return mark
+
+
+def _result_stat(root: str, run: str, mark: Mark) -> tuple[int, int, int] | None:
+    """The identity of a resume result that can spend this decision (part of the judge's cache key)."""
+    from .resume import RESULTS, RESUMING_CHOICES, STATE_DIR
+
+    if mark.choice not in RESUMING_CHOICES or not _plain_id(mark.decision_id):
+        return None
+    try:
+        st = os.lstat(os.path.join(root, run, STATE_DIR, RESULTS, f"{mark.decision_id}.json"))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def settings_judge(roots: list[str]) -> Judge:

@@ -175,6 +175,36 @@ def status(root: str, run: str, decision_id: str | None = None) -> dict[str, Any
         os.close(fd)
 
 
+def spent(root: str, run: str, decision_id: str) -> str | None:
+    """Why a resume/retry decision is used up without its resume succeeding, or None.
+
+    A decision runs its command once. When that run was cancelled, failed, or ended unseen,
+    the decision answered nothing: its gate waits for a person again, and deciding again
+    supersedes it. A result file an agent could plant only ever reopens a gate, never closes one.
+    """
+    if not _plain(decision_id):
+        return None
+    result = status(root, run, decision_id)["result"]
+    if result is None:
+        return None
+    code, when = result.get("exit_code"), result.get("ended_at")
+    at = f" at {when}" if isinstance(when, str) else ""
+    if result.get("cancelled") is True:
+        return f"its resume was cancelled{at}"
+    if code == 0 and type(code) is int:
+        return None
+    if type(code) is int:
+        return f"its resume failed: exit {code}{at}"
+    if not result:
+        return "its resume's result cannot be read"
+    return "its resume's outcome is unknown (the console running it went away)"
+
+
+def _plain(decision_id: Any) -> bool:
+    return (isinstance(decision_id, str) and 0 < len(decision_id) <= 64 and decision_id.isascii()
+            and decision_id.replace("-", "").isalnum())
+
+
 @dataclass
 class Resume:
     """One run of a resume command. ``start()`` claims the lock; ``wait()`` streams and records."""
@@ -246,7 +276,7 @@ class Resume:
             # Its process is gone: stale. The decision it ran did run, so it gets a result (outcome
             # unknown: nobody was there to see it end) and is never started again.
             stale_id = lock.get("decision_id")
-            if isinstance(stale_id, str) and stale_id.replace("-", "").isalnum():
+            if _plain(stale_id):
                 results = audit.subdir(dir_fd, RESULTS, create=False)
                 try:
                     if _read_json_at(results, f"{stale_id}.json") is None:
