@@ -217,10 +217,11 @@ def test_a_cancelled_resume_reopens_its_gate_in_the_index(kit):
     job = Resume(str(kit.root), finding, done.payload, done.decision_path, runner_spec("--outcome", "complete", "--steps", "200"))
     job.start()
     job.cancel(grace_s=0.5)
-    assert job.wait().cancelled
-    # Nothing the index tracks changed; asking it to look at the finding again re-judges it (the judge's
-    # cache knows the result file), which is what the console does when a resume ends.
-    index.apply([kit.root / RESUME])
+    result = job.wait()
+    assert result.cancelled
+    # No file the index reads changed; looking at the run again (what the console does when a resume
+    # ends, and the monitor when a result appears) re-judges it without reading a file.
+    assert index.apply([result.run_dir]).files_read == 0
     mark = index.get(RESUME).decision
     assert mark["state"] == "spent" and mark["reason"].startswith("its resume was cancelled at ")
     assert not decisions.settles(mark, now)
@@ -280,3 +281,43 @@ def test_triage_resume_without_a_command_publishes_the_decision_only(kit):
     twice = subprocess.run([sys.executable, "-m", "console", "resume", str(kit.root / RESUME)], capture_output=True,
                            text=True, env=env, timeout=120)
     assert twice.returncode == 0  # the same decision, still unrun: nothing to run here either
+
+
+def test_a_watching_console_sees_a_resume_run_elsewhere_spend_its_decision(kit):
+    """The result appears in the run's .triage directory, written by another process: any event in a run
+    makes the index derive and judge that run again, so the gate waits again without a file being re-read."""
+    from console.core.index import FindingIndex
+    from console.monitor import RunMonitor
+
+    finding, done = signed(kit)
+    marks: list[str] = []
+    seen = threading.Condition()
+    index = FindingIndex([kit.root], judge=decisions.Judge(kit.policy()))
+
+    def on_change(change) -> None:
+        with seen:
+            marks.extend(row.decision.state for row in change.changed if row.path == RESUME and row.decision)
+            seen.notify_all()
+
+    ready = threading.Event()
+    monitor = RunMonitor(index, on_change, on_ready=ready.set)
+    monitor.start()
+    try:
+        assert ready.wait(10)
+        assert index.get(RESUME).decision["state"] == "valid"
+        spec = RootSettings(path="", resume_command=(sys.executable, "-c", "raise SystemExit(7)"))
+        out = subprocess.run([sys.executable, "-c", (
+            "import sys, json; from console.core import resume; from console.core.config import RootSettings\n"
+            "from console.core.index import FindingIndex\n"
+            "root, rel, payload, path, argv = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])\n"
+            "index = FindingIndex([root], keep_findings=True); index.scan()\n"
+            "job = resume.Resume(root, index.get(rel), payload, path, RootSettings(path='', resume_command=tuple(argv)))\n"
+            "job.start(); print(job.wait().exit_code)\n"),
+            str(kit.root), RESUME, json.dumps(done.payload), done.decision_path, json.dumps(list(spec.resume_command))],
+            capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "7", out.stderr
+        with seen:
+            assert seen.wait_for(lambda: "spent" in marks, timeout=10), marks
+        assert index.get(RESUME).decision["reason"].startswith("its resume failed: exit 7")
+    finally:
+        monitor.stop()
