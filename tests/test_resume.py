@@ -158,6 +158,12 @@ def test_a_lock_left_by_a_dead_console_for_this_decision_is_never_run_again(kit)
     with pytest.raises(AlreadyResumed, match="outcome is unknown"):
         job.start()
     assert (kit.root / RESUME).exists()
+    # Its decision is spent, so the gate waits again and deciding again is possible.
+    verdict = decisions.verify_decision(str(kit.root), decisions.paths_for(RESUME)[0], kit.policy())
+    assert verdict.state == "spent" and "outcome is unknown" in verdict.reasons[0]
+    again = decisions.decide(str(kit.root), kit.finding(RESUME), choice="resume", operator="alice@example.com",
+                             signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
+    assert again.payload["supersedes"] == done.decision_id
 
 
 def cli_resume(kit, command, *extra):
@@ -228,19 +234,6 @@ def test_a_cancelled_resume_reopens_its_gate_in_the_index(kit):
     again = decisions.decide(str(kit.root), kit.finding(RESUME), choice="resume", operator="alice@example.com",
                              signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
     assert again.payload["supersedes"] == done.decision_id
-
-
-def test_a_resume_that_ended_unseen_spends_its_decision(kit):
-    finding, done = signed(kit)
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    state = kit.root / RUN / ".triage"
-    state.mkdir()
-    (state / "resume.lock").write_text(json.dumps({"pid": dead.pid, "decision_id": done.decision_id, "argv": ["x"]}))
-    with pytest.raises(AlreadyResumed):
-        Resume(str(kit.root), finding, done.payload, done.decision_path, runner_spec()).start()
-    verdict = decisions.verify_decision(str(kit.root), decisions.paths_for(RESUME)[0], kit.policy())
-    assert verdict.state == "spent" and "outcome is unknown" in verdict.reasons[0]
 
 
 def test_only_a_resuming_decision_is_spent_and_a_planted_result_can_only_reopen_a_gate(kit):
