@@ -31,7 +31,10 @@ def json_files(root: Path) -> list[str]:
 
 
 def row_fields(row: Row) -> dict:
-    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+    """Every stored field, and every field as read (the packed and rare ones through their properties)."""
+    out = {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+    out.update({name: getattr(row, name) for name in Row.FIELDS})
+    return out
 
 
 @pytest.mark.parametrize("which", ["samples", "generated"])

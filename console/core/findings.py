@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 import sys
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -93,6 +94,18 @@ class Finding(BaseModel):
 _NO_DETAILS: dict[str, Any] = {}
 
 
+class Cited(NamedTuple):
+    """An evidence line the run-level derivation added to a ``Row``: what ``Evidence`` holds, as a
+    plain tuple (64 bytes; the pydantic model is about 480 with its dict and field set)."""
+
+    text: str
+    source: str
+
+
+def _cited(evidence: Any) -> tuple[Cited, ...]:
+    return tuple(e if e.__class__ is Cited else Cited(e.text, _intern(e.source)) for e in evidence)
+
+
 def _digest(hexdigest: str | None) -> bytes | None:
     return bytes.fromhex(hexdigest) if hexdigest is not None else None
 
@@ -102,6 +115,32 @@ def _intern(value: str | None) -> str | None:
     return sys.intern(value) if value is not None and len(value) <= 200 else value
 
 
+_FILEINFO = struct.Struct("<qq")  # size, mtime_ns; the SHA-256 follows when known
+_RARE = ("error", "superseded_by", "next_action", "warnings", "evidence", "details", "decision")
+_RARE_AT = {name: i for i, name in enumerate(_RARE)}
+_RARE_DEFAULTS = (None, None, None, (), (), _NO_DETAILS, None)
+
+
+def _fileinfo(size: int, mtime_ns: int, digest: bytes | None) -> bytes:
+    packed = _FILEINFO.pack(size, mtime_ns)
+    return packed + digest if digest is not None else packed
+
+
+def _rare(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    return None if values == _RARE_DEFAULTS else values
+
+
+def _rare_field(i: int) -> property:
+    default = _RARE_DEFAULTS[i]
+
+    def get(self: "Row") -> Any:
+        rare = self.rare
+        return default if rare is None else rare[i]
+
+    get.__name__ = _RARE[i]
+    return property(get, doc=f"{_RARE[i]} (kept in ``rare`` with the other seldom-set fields)")
+
+
 @dataclass(slots=True, eq=True)
 class Row:
     """What the live index keeps of a finding: enough to list, sort, filter, count and derive.
@@ -109,6 +148,11 @@ class Row:
     A few hundred bytes instead of a full ``Finding``; ``FindingIndex.finding`` re-reads the
     file and applies this row's derived fields to give the full finding back. ``warnings``,
     ``evidence`` and ``details`` hold only what the run-level derivation added.
+
+    Memory: the file's size, mtime and SHA-256 share one bytes object (``fileinfo``: 81 bytes
+    instead of three objects, about 150); the fields most rows leave at their default (``error``,
+    ``superseded_by``, ``next_action``, ``warnings``, ``evidence``, ``details``, ``decision``)
+    live in one tuple, ``rare``, None when all are defaults. All read as attributes (properties).
     """
 
     id: str
@@ -118,7 +162,6 @@ class Row:
     node: str | None
     format: str
     status: str
-    error: str | None
     taxonomy: str
     class_: str
     route: str
@@ -131,31 +174,59 @@ class Row:
     attempt: int | None
     agent: str | None
     phase: str | None
-    size: int
-    mtime_ns: int
-    digest: bytes | None  # the file's SHA-256 (32 bytes: half the memory of its hex); ``sha256`` gives the hex
-    superseded_by: str | None = None
-    next_action: str | None = None  # set only when the derivation replaced the file's own
-    warnings: tuple[str, ...] = ()
-    evidence: tuple[Evidence, ...] = ()
-    details: dict[str, Any] = field(default_factory=lambda: _NO_DETAILS)
-    decision: Any = None  # a decisions.Mark when a decision file answers this finding
+    fileinfo: bytes  # size and mtime_ns (two signed 64-bit integers), then the 32-byte SHA-256 if known
+    rare: tuple[Any, ...] | None = None  # the fields named in _RARE, in that order; None: all default
+
+    FIELDS = ("id", "root", "path", "run", "node", "format", "status", "error", "taxonomy", "class_", "route",
+              "retryable", "confidence", "gate", "time", "fingerprint", "rule", "attempt", "agent", "phase", "size",
+              "mtime_ns", "digest", "superseded_by", "next_action", "warnings", "evidence", "details", "decision")
+
+    error = _rare_field(0)
+    superseded_by = _rare_field(1)
+    next_action = _rare_field(2)  # set only when the derivation replaced the file's own
+    warnings = _rare_field(3)
+    evidence = _rare_field(4)
+    details = _rare_field(5)
+    decision = _rare_field(6)  # a decisions.Mark when a decision file answers this finding
+
+    @property
+    def size(self) -> int:
+        return _FILEINFO.unpack_from(self.fileinfo)[0]
+
+    @property
+    def mtime_ns(self) -> int:
+        return _FILEINFO.unpack_from(self.fileinfo)[1]
+
+    @property
+    def stat(self) -> tuple[int, int]:
+        """(size, mtime_ns) of the file when it was read."""
+        return _FILEINFO.unpack_from(self.fileinfo)
+
+    @property
+    def digest(self) -> bytes | None:
+        """The file's SHA-256 (32 bytes); ``sha256`` gives the hex."""
+        return self.fileinfo[16:] if len(self.fileinfo) > 16 else None
 
     @classmethod
     def of(cls, f: Finding) -> "Row":
-        return cls(f.id, f.root, f.path, _intern(f.run), _intern(f.node), _intern(f.format), _intern(f.status), f.error,
+        return cls(f.id, f.root, f.path, _intern(f.run), _intern(f.node), _intern(f.format), _intern(f.status),
                    _intern(f.taxonomy), _intern(f.class_), _intern(f.route), f.retryable, f.confidence, _intern(f.gate),
-                   f.time, _intern(f.fingerprint), _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase), f.size,
-                   f.mtime_ns, _digest(f.sha256))
+                   f.time, _intern(f.fingerprint), _intern(f.rule), f.attempt, _intern(f.agent), _intern(f.phase),
+                   _fileinfo(f.size, f.mtime_ns, _digest(f.sha256)), None if f.error is None else (f.error, *_RARE_DEFAULTS[1:]))
 
     @classmethod
     def of_fields(cls, k: dict[str, Any]) -> "Row":
-        """The row of the finding ``Finding.model_construct(**k)`` would make (same defaults), without making it."""
+        """The row of the finding ``Finding.model_construct(**k)`` would make (same defaults), without making it.
+
+        The run's name is not interned: the index gives each row its run's own string."""
         g = k.get
-        return cls(k["id"], k["root"], k["path"], _intern(k["run"]), _intern(g("node")), _intern(k["format"]),
-                   _intern(k["status"]), g("error"), _intern(k["taxonomy"]), _intern(k["class_"]), _intern(k["route"]),
-                   g("retryable"), g("confidence"), _intern(g("gate")), g("time"), _intern(g("fingerprint")), _intern(g("rule")),
-                   g("attempt"), _intern(g("agent")), _intern(g("phase")), g("size", -1), g("mtime_ns", 0), _digest(g("sha256")))
+        error = g("error")
+        return cls(k["id"], k["root"], k["path"], k["run"], _intern(g("node")),
+                   _intern(k["format"]), _intern(k["status"]), _intern(k["taxonomy"]), _intern(k["class_"]),
+                   _intern(k["route"]), g("retryable"), g("confidence"), _intern(g("gate")), g("time"),
+                   _intern(g("fingerprint")), _intern(g("rule")), g("attempt"), _intern(g("agent")), _intern(g("phase")),
+                   _fileinfo(g("size", -1), g("mtime_ns", 0), _digest(g("sha256"))),
+                   None if error is None else (error, *_RARE_DEFAULTS[1:]))
 
     @property
     def sha256(self) -> str | None:
@@ -171,7 +242,22 @@ class Row:
                 "sha256": self.sha256, "size": self.size, "mtime_ns": self.mtime_ns}
 
     def model_copy(self, *, update: dict[str, Any]) -> "Row":
-        return replace(self, **update)
+        """A copy with some fields replaced (by the names ``Finding`` uses; size, mtime and digest stay)."""
+        direct: dict[str, Any] = {}
+        rare: list[Any] | None = None
+        for name, value in update.items():
+            i = _RARE_AT.get(name)
+            if i is None:
+                direct[name] = value
+            else:
+                if name == "evidence":
+                    value = _cited(value)
+                if rare is None:
+                    rare = list(self.rare or _RARE_DEFAULTS)
+                rare[i] = value
+        if rare is not None:
+            direct["rare"] = _rare(tuple(rare))
+        return replace(self, **direct)
 
     def apply_to(self, base: Finding) -> Finding:
         """The full finding: the file's own, with what the run-level derivation decided.
@@ -190,7 +276,7 @@ class Row:
         if self.warnings:
             update["warnings"] = [*base.warnings, *self.warnings]
         if self.evidence:
-            update["evidence"] = [*base.evidence, *self.evidence]
+            update["evidence"] = [*base.evidence, *(Evidence.model_construct(text=e.text, source=e.source) for e in self.evidence)]
         if self.details:
             update["details"] = {**base.details, **self.details}
         if self.decision is not None:

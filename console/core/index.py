@@ -19,7 +19,7 @@ import struct
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -188,7 +188,7 @@ class FindingIndex:
             for rel, row in state.findings.items():
                 mark = self.judge(state.root, row)
                 if mark is not None:
-                    marked[rel] = replace(row, decision=mark)
+                    marked[rel] = row.model_copy(update={"decision": mark})
             if marked:
                 state.findings = {**state.findings, **marked}
 
@@ -243,7 +243,8 @@ class FindingIndex:
             if read.status != "ok":
                 if state.aux is None:
                     state.aux = {}
-                state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, full=self.keep_findings))
+                row = state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, full=self.keep_findings))
+                row.run = state.run
                 if name == STAGE_MD:
                     state.stage, state.stage_time = (), None
                 else:
@@ -255,7 +256,9 @@ class FindingIndex:
                 state.history = _parse_history(read.raw or b"")
             return
         entry = load_entry(root, rel, read, full=self.keep_findings)
-        state.own_entries()[rel] = self._compact(state, rel, entry)
+        row = self._compact(state, rel, entry)
+        row.run = state.run  # one string per run, shared by its rows and its key (not interned: one per run)
+        state.own_entries()[rel] = row
         if entry.node_input is not None:
             if state.inputs is None:
                 state.inputs = {}
@@ -381,7 +384,7 @@ class FindingIndex:
                 if is_tracked(name):
                     self._scan_file(root, name, name, root_fd)
                     finish((root, name))
-            runs = [sys.intern(d) for d in dirs if not d.startswith(".")] if MAX_DEPTH > 0 else []
+            runs = [d for d in dirs if not d.startswith(".")] if MAX_DEPTH > 0 else []
             n = _scan_workers(workers, len(runs))
             if n > 1:
                 _parallel_runs(self, root, root_fd, runs, problems, finish, n)
@@ -440,8 +443,7 @@ class FindingIndex:
 
     def _state(self, root: str, rel: str) -> RunState:
         runs = self._building if self._building is not None else self.runs
-        run = sys.intern(rel.split("/", 1)[0])
-        key = (root, run)
+        key = (root, rel.split("/", 1)[0])
         state = runs.get(key)
         if state is None:
             state = runs[key] = RunState(key)
@@ -618,7 +620,7 @@ class FindingIndex:
                 for state in states[start : start + 1000]:
                     root = state.root
                     for rel, row in state.entries.items():
-                        out[(root, rel)] = (row.size, row.mtime_ns)
+                        out[(root, rel)] = row.stat
                     for rel, st in (state.stats or {}).items():
                         out[(root, rel)] = st
         return out
@@ -628,7 +630,7 @@ class FindingIndex:
         if st is not None:
             return st
         row = state.entries.get(rel)
-        return (row.size, row.mtime_ns) if row is not None else None
+        return row.stat if row is not None else None
 
     def seen(self, fingerprint: str | None) -> tuple[int, int]:
         """(times seen, number of runs) of one fingerprint across every root."""
@@ -717,13 +719,12 @@ def _helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]
 _SHARED_FIELDS = ("node", "agent", "phase")  # names with many values; a few dozen words (format, route...) stay per chunk
 
 
-def _reshare(state: RunState, root: str) -> None:
+def _reshare(state: RunState, root: str, run: str) -> None:
     """Share again, across the chunks a helper sent, what one process shares between rows.
 
     Unpickling shares objects within one chunk only: each chunk would bring its own copy of
     every repeated name, fingerprint and STAGE.md entry (about 5% more memory per finding).
     """
-    run = sys.intern(state.run)
     state.key = (root, run)
     for rows in (state.entries, state.findings, state.aux) if state.findings is not state.entries else (state.entries, state.aux):
         for row in (rows or {}).values():
@@ -814,8 +815,9 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
         def adopt() -> None:
             while inbox:
                 k, states, their_problems, dirs, reads = pickle.loads(inbox.pop(0))
+                names = {name: name for name in chunks[k]}  # this process's own strings for the runs' names
                 for state in states:
-                    _reshare(state, root)
+                    _reshare(state, root, names.get(state.run, state.run))
                     finish(state.key, state)
                 for where, what in their_problems.items():
                     problems.setdefault(where, what)
