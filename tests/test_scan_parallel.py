@@ -33,7 +33,7 @@ def tree(tmp_path_factory) -> Path:
 
 def snapshot(index: FindingIndex) -> tuple:
     rows = [tuple(getattr(r, f.name) for f in dataclasses.fields(r)) for r in index.rows()]
-    prints = {fp: dict(per_run) for fp, per_run in index._prints.items()}
+    prints = {fp: tuple(seen) for fp, seen in index._prints.items()}
     stats = index.file_stats()
     return rows, prints, stats, index.files_read, index.dirs_seen, dict(index.root_problems)
 

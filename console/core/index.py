@@ -32,6 +32,7 @@ from .history import StageEntry, derive_run, parse_stage_md
 STAGE_MD = "STAGE.md"
 HISTORY_JSONL = "history.jsonl"
 MAX_DEPTH = 8  # directory levels below a root that are looked at
+STATS_FLAT = 8  # a run keeps the stats of up to this many non-finding files in a flat tuple, more in a dict
 
 
 def is_tracked(name: str) -> bool:
@@ -58,7 +59,11 @@ class RunState:
     stage_time: str | None = None  # the latest time in STAGE.md
     history: list[dict[str, Any]] | tuple[()] = ()
     aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
-    stats: dict[str, tuple[int, int]] | None = None  # rel -> (size, mtime_ns) when last read (not JSON findings)
+    # (size, mtime_ns) when last read of the files that are not JSON findings (STAGE.md, history.jsonl,
+    # decisions, refused entries): a flat tuple (rel, size, mtime_ns, rel, ...) while there are a few
+    # (a dict of one entry and its tuple cost about 240 bytes more per run), a dict rel -> (size,
+    # mtime_ns) beyond; read it through stat_of / stat_items / stat_rels.
+    stats: tuple[Any, ...] | dict[str, tuple[int, int]] | None = None
     # The derived rows, what queries see; never changed in place once published (readers may
     # iterate it from another thread). When the derivation changes no row, it is the same dict
     # as ``entries``, and ``entries`` is copied before its next change (see ``own_entries``).
@@ -76,16 +81,53 @@ class RunState:
     @property
     def decided(self) -> bool:
         """Whether any decision file sits in this run (only then are rows judged)."""
-        return bool(self.stats) and any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stats)
+        return bool(self.stats) and any(is_decision(rel.rsplit("/", 1)[-1]) for rel in self.stat_rels())
+
+    def stat_rels(self) -> list[str]:
+        stats = self.stats
+        if not stats:
+            return []
+        return list(stats) if stats.__class__ is dict else list(stats[::3])
+
+    def stat_items(self) -> Iterable[tuple[str, tuple[int, int]]]:
+        stats = self.stats
+        if not stats:
+            return ()
+        if stats.__class__ is dict:
+            return stats.items()
+        return [(stats[i], (stats[i + 1], stats[i + 2])) for i in range(0, len(stats), 3)]
+
+    def stat_of(self, rel: str) -> tuple[int, int] | None:
+        stats = self.stats
+        if not stats:
+            return None
+        if stats.__class__ is dict:
+            return stats.get(rel)
+        for i in range(0, len(stats), 3):
+            if stats[i] == rel:
+                return stats[i + 1], stats[i + 2]
+        return None
 
     def set_stat(self, rel: str, size: int, mtime_ns: int) -> None:
-        if self.stats is None:
-            self.stats = {}
-        self.stats[rel] = (size, mtime_ns)
+        stats = self.stats
+        if stats.__class__ is dict:
+            stats[rel] = (size, mtime_ns)
+            return
+        self.drop_stat(rel)
+        stats = (*(self.stats or ()), rel, size, mtime_ns)
+        self.stats = stats if len(stats) <= 3 * STATS_FLAT else {stats[i]: (stats[i + 1], stats[i + 2]) for i in range(0, len(stats), 3)}
 
     def drop_stat(self, rel: str) -> None:
-        if self.stats:
-            self.stats.pop(rel, None)
+        stats = self.stats
+        if not stats:
+            return
+        if stats.__class__ is dict:
+            stats.pop(rel, None)
+            return
+        for i in range(0, len(stats), 3):
+            if stats[i] == rel:
+                self.stats = (stats[:i] + stats[i + 3:]) or None
+                return
 
     def derive(self) -> None:
         inputs = self.inputs or {}
@@ -168,8 +210,9 @@ class FindingIndex:
         self.root_problems: dict[str, str] = {}
         self.files_read = 0
         self._lock = threading.RLock()
-        # fingerprint -> {run key: times}, kept current run by run so "seen N times in M runs" is O(1)
-        self._prints: dict[str, dict[tuple[str, str], int]] = {}
+        # fingerprint -> [times, runs], kept current run by run so "seen N times in M runs" is O(1)
+        # (a run's own counts are taken from its findings, which stay as counted until it is re-derived)
+        self._prints: dict[str, list[int]] = {}
         self._building: dict[tuple[str, str], RunState] | None = None  # a scan's new runs, until swapped in
         self.dirs_seen = 0  # directories the last scan walked (what a file watcher must cover)
 
@@ -194,18 +237,20 @@ class FindingIndex:
 
     @staticmethod
     def _count_prints(prints: dict, key: tuple[str, str], state: RunState, sign: int) -> None:
+        """Add (sign 1) or take back (-1) one run's fingerprints: each counts its rows, and the run once."""
+        counts: dict[str, int] = {}
         for row in state.findings.values():
             fp = row.fingerprint
-            if not fp:
-                continue
-            per_run = prints.setdefault(fp, {})
-            times = per_run.get(key, 0) + sign
-            if times > 0:
-                per_run[key] = times
-            else:
-                per_run.pop(key, None)
-                if not per_run:
-                    del prints[fp]
+            if fp:
+                counts[fp] = counts.get(fp, 0) + 1
+        for fp, times in counts.items():
+            seen = prints.get(fp)
+            if seen is None:
+                seen = prints[fp] = [0, 0]
+            seen[0] += sign * times
+            seen[1] += sign
+            if seen[0] <= 0:
+                del prints[fp]
 
     # --- reading ------------------------------------------------------------------
     def _read_at(self, dir_fd: int | None, root: str, rel: str, name: str, *, json_file: bool) -> reading.FileRead:
@@ -309,7 +354,7 @@ class FindingIndex:
         """
         building: dict[tuple[str, str], RunState] = {}
         problems: dict[str, str] = {}
-        prints: dict[str, dict[tuple[str, str], int]] = {}
+        prints: dict[str, list[int]] = {}
         derived: set[tuple[str, str]] = set()
         pending: list[Row] = []
         last_flush = time.monotonic()
@@ -521,7 +566,7 @@ class FindingIndex:
         """A path is gone: forget it, and everything under it if it was a directory."""
         self._forget(state, rel)
         prefix = rel + "/"
-        for known in [r for r in [*(state.stats or ()), *state.entries] if r.startswith(prefix) or rel == state.run]:
+        for known in [r for r in [*state.stat_rels(), *state.entries] if r.startswith(prefix) or rel == state.run]:
             self._forget(state, known)
         if rel == state.run:
             state.stage, state.stage_time = (), None
@@ -548,7 +593,7 @@ class FindingIndex:
                     self._load(state, root, file_rel, name, dir_fd)
                 except FileNotFoundError:
                     self._forget(state, file_rel)
-        for known in [r for r in [*(state.stats or ()), *state.entries] if r.startswith(prefix) and r not in seen]:
+        for known in [r for r in [*state.stat_rels(), *state.entries] if r.startswith(prefix) and r not in seen]:
             self._forget(state, known)
 
     # --- queries --------------------------------------------------------------------
@@ -621,12 +666,12 @@ class FindingIndex:
                     root = state.root
                     for rel, row in state.entries.items():
                         out[(root, rel)] = row.stat
-                    for rel, st in (state.stats or {}).items():
+                    for rel, st in state.stat_items():
                         out[(root, rel)] = st
         return out
 
     def _known_stat(self, state: RunState, rel: str) -> tuple[int, int] | None:
-        st = state.stats.get(rel) if state.stats else None
+        st = state.stat_of(rel)
         if st is not None:
             return st
         row = state.entries.get(rel)
@@ -635,8 +680,8 @@ class FindingIndex:
     def seen(self, fingerprint: str | None) -> tuple[int, int]:
         """(times seen, number of runs) of one fingerprint across every root."""
         with self._lock:
-            per_run = self._prints.get(fingerprint or "")
-            return (sum(per_run.values()), len(per_run)) if per_run else (0, 0)
+            seen = self._prints.get(fingerprint or "")
+            return (seen[0], seen[1]) if seen else (0, 0)
 
 
 
