@@ -407,3 +407,54 @@ def test_arbitrary_bytes_never_raise(raw):
         assert data is None
     for _, value, err in iter_jsonl(raw):
         assert (err is None) or value is None
+
+
+def test_read_fd_one_read_for_a_whole_file_and_more_when_it_grew(tmp_path, monkeypatch):
+    p = tmp_path / "f.json"
+    p.write_bytes(b'{"a": 1}')
+    calls = []
+    real = os.read
+
+    def counting(fd, n):
+        calls.append(n)
+        return real(fd, n)
+
+    monkeypatch.setattr(os, "read", counting)
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        data, st_, over = read_fd(fd)
+        assert (data, over, len(calls)) == (b'{"a": 1}', False, 1)  # exactly st_size in one read: no read for EOF
+        # the file grew after the fstat the caller passed: reading goes on to its end
+        stale = os.fstat(fd)
+        with open(p, "ab") as fh:
+            fh.write(b" " * 20000)
+        os.lseek(fd, 0, os.SEEK_SET)
+        calls.clear()
+        data, st_, over = read_fd(fd, st=stale)
+        assert len(data) == 8 + 20000 and not over and len(calls) >= 2
+        # and it shrank: the read is short, the next one sees the end
+        stale = os.fstat(fd)
+        os.truncate(p, 3)
+        os.lseek(fd, 0, os.SEEK_SET)
+        calls.clear()
+        data, st_, over = read_fd(fd, st=stale)
+        assert data == b'{"a' and len(calls) == 2
+    finally:
+        os.close(fd)
+
+
+def test_read_json_notes_a_size_change_between_fstat_and_read(tmp_path, monkeypatch):
+    p = tmp_path / "f.json"
+    p.write_bytes(b'{"a": 1}')
+    real = os.fstat
+
+    def grown(fd):
+        st = real(fd)
+        with open(p, "ab") as fh:  # appended right after the fstat
+            fh.write(b"   ")
+        return st
+
+    monkeypatch.setattr(os, "fstat", grown)
+    got = read_json(str(tmp_path), "f.json")
+    assert got.status == "ok" and got.raw == b'{"a": 1}   '
+    assert got.notes == ("file changed size while being read (8 bytes at open, 11 read)",)

@@ -91,15 +91,22 @@ class Classification:
 
 _PATH = re.compile(r"/[\w./-]+")
 _NUM = re.compile(r"\b\d+\b")
-_WS = re.compile(r"\s+")
+# The same patterns for ASCII text, where Unicode \w and \d match exactly what their ASCII forms
+# match; the ASCII forms run about twice as fast.
+_PATH_ASCII = re.compile(r"/[\w./-]+", re.ASCII)
+_NUM_ASCII = re.compile(r"\b\d+\b", re.ASCII)
 
 
 def normalise(message: str) -> str:
     """Lower-case, absolute paths to <path>, numbers to #, whitespace folded."""
     text = message[-MAX_MESSAGE:].lower()
-    text = _PATH.sub("<path>", text)
-    text = _NUM.sub("#", text)
-    return _WS.sub(" ", text).strip()
+    if text.isascii():
+        text = _NUM_ASCII.sub("#", _PATH_ASCII.sub("<path>", text))
+    else:
+        text = _NUM.sub("#", _PATH.sub("<path>", text))
+    # Runs of whitespace to one space, none at either end: str.split() without arguments splits on
+    # exactly the characters \s matches in a str pattern (str.isspace), at C speed.
+    return " ".join(text.split())
 
 
 def fingerprint(kind: str | None, message: str) -> str:
@@ -368,7 +375,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     source = message if len(lowered) == len(message) else lowered  # positions line up for evidence
     for rule in MESSAGE_RULES:
         assert rule.pattern is not None
-        if rule.needles is not None and not any(needle in lowered for needle in rule.needles):
+        if rule.needles is not None and not any(map(lowered.__contains__, rule.needles)):
             continue
         match = rule.pattern.search(lowered)
         if match:

@@ -221,10 +221,12 @@ class Row:
         The run's name is not interned: the index gives each row its run's own string."""
         g = k.get
         error = g("error")
+        # format, status, taxonomy, route, gate and rule are the builders' own constants (shared
+        # already); names from the file and computed fingerprints are shared through interning.
         return cls(k["id"], k["root"], k["path"], k["run"], _intern(g("node")),
-                   _intern(k["format"]), _intern(k["status"]), _intern(k["taxonomy"]), _intern(k["class_"]),
-                   _intern(k["route"]), g("retryable"), g("confidence"), _intern(g("gate")), g("time"),
-                   _intern(g("fingerprint")), _intern(g("rule")), g("attempt"), _intern(g("agent")), _intern(g("phase")),
+                   k["format"], k["status"], k["taxonomy"], _intern(k["class_"]),
+                   k["route"], g("retryable"), g("confidence"), g("gate"), g("time"),
+                   _intern(g("fingerprint")), g("rule"), g("attempt"), _intern(g("agent")), _intern(g("phase")),
                    _fileinfo(g("size", -1), g("mtime_ns", 0), _digest(g("sha256"))),
                    None if error is None else (error, *_RARE_DEFAULTS[1:]))
 

@@ -9,6 +9,7 @@ that file alone, then re-derives its run from what is already in memory.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -136,7 +137,7 @@ def derive_run(entries: list[Entry], stage_history: list[StageEntry] | None = No
             row = tx.lookup("classifier", verdict.f_class)
             assert row is not None
             update.update(taxonomy="classifier", class_=verdict.f_class, route=row.route, gate=row.gate,
-                          confidence=verdict.confidence, rule=f"{f.rule} + {verdict.rule}",
+                          confidence=verdict.confidence, rule=sys.intern(f"{f.rule} + {verdict.rule}"),
                           next_action=verdict.action + (" (routes_to: conflict-arbiter)" if verdict.f_class == "F6" else ""))
             if verdict.action == tx.LOW_CONFIDENCE_ACTION:
                 update.update(gate="escalation", route="human")

@@ -93,6 +93,11 @@ def _refuse(dir_fd: int, name: str, shown: str, want_dir: bool) -> None:
 
 
 def _open(dir_fd: int, name: str, shown: str, want_dir: bool = False) -> int:
+    return _open_st(dir_fd, name, shown, want_dir)[0]
+
+
+def _open_st(dir_fd: int, name: str, shown: str, want_dir: bool = False) -> tuple[int, os.stat_result | None]:
+    """``_open``, and the regular file's fstat (None for a directory), which the reader reuses."""
     try:
         fd = os.open(name, _DIR_FLAGS if want_dir else _FILE_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -101,16 +106,16 @@ def _open(dir_fd: int, name: str, shown: str, want_dir: bool = False) -> int:
         _refuse(dir_fd, name, shown, want_dir)
         raise
     if want_dir:  # O_DIRECTORY | O_NOFOLLOW already guarantee a real directory
-        return fd
+        return fd, None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
     except BaseException:
         os.close(fd)
         raise
-    if stat.S_ISREG(mode):
-        return fd
+    if stat.S_ISREG(st.st_mode):
+        return fd, st
     os.close(fd)
-    raise UnsafePath(f"not a regular file ({_kind(mode)}): {_q(shown)}")
+    raise UnsafePath(f"not a regular file ({_kind(st.st_mode)}): {_q(shown)}")
 
 
 def open_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
@@ -119,6 +124,10 @@ def open_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
     The root itself is trusted (it may be or contain symlinks). Raises UnsafePath with
     the reason; FileNotFoundError propagates unchanged (callers treat it as "removed").
     """
+    return _open_beneath_st(root, rel)[0]
+
+
+def _open_beneath_st(root: str | os.PathLike, rel: str | os.PathLike) -> tuple[int, os.stat_result | None]:
     path = os.fsdecode(rel)
     if "\x00" in path:
         raise UnsafePath(f"path contains a NUL byte: {_q(path)}")
@@ -135,7 +144,7 @@ def open_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
             sub = _open(fd, part, "/".join(parts[: i + 1]), want_dir=True)
             os.close(fd)
             fd = sub
-        return _open(fd, parts[-1], path)
+        return _open_st(fd, parts[-1], path)
     finally:
         os.close(fd)
 
@@ -160,24 +169,39 @@ def open_dir_beneath(root: str | os.PathLike, rel: str | os.PathLike) -> int:
 
 def open_at(dir_fd: int, name: str) -> int:
     """Open one plain name inside an open directory fd, with open_beneath's guarantees."""
+    return _open_at_st(dir_fd, name)[0]
+
+
+def _open_at_st(dir_fd: int, name: str) -> tuple[int, os.stat_result | None]:
     name = os.fsdecode(name)
     if name in ("", ".", "..") or "/" in name or "\x00" in name:
         raise UnsafePath(f"not a single path component: {_q(name)}")
-    return _open(dir_fd, name, name)
+    return _open_st(dir_fd, name, name)
 
 
-def read_fd(fd: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, os.stat_result, bool]:
-    """Read at most max_bytes; returns (bytes, fstat result, truncated_by_cap). Does not close fd."""
-    st = os.fstat(fd)
+def read_fd(fd: int, *, max_bytes: int = DEFAULT_MAX_BYTES,
+            st: os.stat_result | None = None) -> tuple[bytes, os.stat_result, bool]:
+    """Read at most max_bytes; returns (bytes, fstat result, truncated_by_cap). Does not close fd.
+
+    ``st``: the fd's fstat, when the caller just took it (it is taken here otherwise)."""
+    if st is None:
+        st = os.fstat(fd)
+    size = st.st_size
     chunks = []
     left = max_bytes + 1  # one byte more than allowed tells us the file is over the cap
     while left > 0:
         # Size the request from st_size: a small file costs a small buffer, a growing one keeps going.
-        chunk = os.read(fd, min(left, max(st.st_size + 1, 8192)))
+        want = min(left, max(size + 1, 8192))
+        chunk = os.read(fd, want)
         if not chunk:
             break
         chunks.append(chunk)
         left -= len(chunk)
+        if not left or (len(chunks) == 1 and len(chunk) == size and size < want):
+            # A regular file's read returns less than asked only at its end: the whole file, exactly
+            # the size fstat gave, came in one read; asking again would only see the end (or a byte
+            # appended since, which a read a moment earlier would have missed as well).
+            break
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > max_bytes:
         return data[:max_bytes], st, True
@@ -344,10 +368,10 @@ def _limit(n: int) -> str:
     return f"{n}-byte"
 
 
-def _read(opener: Callable[[object, object], int], where: object, name: object, max_bytes: int,
-          parse: Callable[[bytes], tuple[str, object | None, str | None, tuple[str, ...]]]) -> FileRead:
+def _read(opener: Callable[[object, object], tuple[int, os.stat_result | None]], where: object, name: object,
+          max_bytes: int, parse: Callable[[bytes], tuple[str, object | None, str | None, tuple[str, ...]]]) -> FileRead:
     try:
-        fd = opener(where, name)
+        fd, st = opener(where, name)
     except FileNotFoundError:
         raise
     except UnsafePath as e:
@@ -355,7 +379,7 @@ def _read(opener: Callable[[object, object], int], where: object, name: object, 
     except OSError as e:
         return FileRead("error", None, None, None, -1, 0, f"cannot open {_q(os.fsdecode(name))}: {e.strerror or e}", ())
     try:
-        raw, st, over = read_fd(fd, max_bytes=max_bytes)
+        raw, st, over = read_fd(fd, max_bytes=max_bytes, st=st)
     except OSError as e:
         return FileRead("error", None, None, None, -1, 0, f"cannot read {_q(os.fsdecode(name))}: {e.strerror or e}", ())
     finally:
@@ -375,19 +399,19 @@ def _read(opener: Callable[[object, object], int], where: object, name: object, 
 def read_json(root: str | os.PathLike, rel: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES,
               max_depth: int = 64) -> FileRead:
     """Safely open and strictly parse root/rel. Never raises except FileNotFoundError."""
-    return _read(open_beneath, root, rel, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
+    return _read(_open_beneath_st, root, rel, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
 
 
 def read_json_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = 64) -> FileRead:
     """read_json for one name inside an open directory fd (e.g. from os.fwalk)."""
-    return _read(open_at, dir_fd, name, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
+    return _read(_open_at_st, dir_fd, name, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
 
 
 def read_text(root: str | os.PathLike, rel: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileRead:
     """Safely open and decode root/rel as text (markdown); binary (NUL bytes) is an error."""
-    return _read(open_beneath, root, rel, max_bytes, _text_content)
+    return _read(_open_beneath_st, root, rel, max_bytes, _text_content)
 
 
 def read_text_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileRead:
     """read_text for one name inside an open directory fd."""
-    return _read(open_at, dir_fd, name, max_bytes, _text_content)
+    return _read(_open_at_st, dir_fd, name, max_bytes, _text_content)

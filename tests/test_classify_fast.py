@@ -1,0 +1,69 @@
+"""The classifier's faster paths give exactly what the plain ones give."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+from console.core import classify as C
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import gen  # noqa: E402
+
+CORPUS = Path(__file__).parent / "corpus" / "stderr_tails.jsonl"
+
+
+def reference_normalise(message: str) -> str:
+    """normalise as it was first written: three Unicode regex passes."""
+    text = message[-C.MAX_MESSAGE:].lower()
+    text = re.sub(r"/[\w./-]+", "<path>", text)
+    text = re.sub(r"\b\d+\b", "#", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def reference_classify_needles(lowered: str, needles) -> bool:
+    return any(needle in lowered for needle in needles)
+
+
+def messages() -> list[str]:
+    out = []
+    for line in CORPUS.read_text().splitlines():
+        if line.strip():
+            event = json.loads(line)
+            out.append(str(event.get("stderr_tail") or event.get("message") or ""))
+    for value in vars(gen).values():
+        if isinstance(value, (list, tuple)):
+            out.extend(x[-1] for x in value if isinstance(x, tuple) and x and isinstance(x[-1], str))
+    rnd = random.Random(11)
+    alphabet = ("ab Z_9 0/./-\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
+                "\u0663\u06f5\u0e53\uff11\u00b2\u2460\u00e9\u0130\u212a\u00df/usr/lib/x1 12ab 3.4 -5")
+    for _ in range(3000):
+        out.append("".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60))))
+    return out
+
+
+def test_whitespace_split_is_the_regex_whitespace():
+    pattern = re.compile(r"\s")
+    for cp in range(sys.maxunicode + 1):
+        c = chr(cp)
+        assert (pattern.fullmatch(c) is not None) == c.isspace(), hex(cp)
+
+
+def test_normalise_equals_the_reference():
+    msgs = messages()
+    assert len(msgs) > 3000 and any(not m.isascii() for m in msgs) and any(m.isascii() and m for m in msgs)
+    for m in msgs:
+        assert C.normalise(m) == reference_normalise(m), m
+        assert C.fingerprint("k", m) == C.fingerprint("k", m)
+
+
+def test_rule_prefilter_equals_the_generator():
+    msgs = [m.lower() for m in messages()]
+    for rule in C.MESSAGE_RULES:
+        if rule.needles is None:
+            continue
+        for lowered in msgs:
+            assert any(map(lowered.__contains__, rule.needles)) == reference_classify_needles(lowered, rule.needles)
