@@ -501,7 +501,7 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
     for i in range(kcfg.get("cursor", 30)):
         key = "j" if i % 2 == 0 else "down"
         want = table.cursor + 1
-        samples.append(await one(key, ["#findings", "#detail-pane"], lambda w=want: table.cursor == w))
+        samples.append(await one(key, ["#findings", "#detail"], lambda w=want: table.cursor == w))
     out["cursor"] = collect(samples)
     progress(f"ui[{label}]: cursor p95 {out['cursor']['p95_ms']} ms")
 
@@ -533,7 +533,7 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
 
     # open detail: enter on a row (focus moves to the detail pane), then tab back (not measured)
     samples = []
-    pane = screen.query_one("#detail-pane")
+    pane = screen.query_one("#detail")
     for _ in range(kcfg.get("enter", 20)):
         await pilot.press("j")
         samples.append(await one("enter", [], lambda: pane.has_focus))

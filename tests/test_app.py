@@ -298,7 +298,7 @@ async def test_footer_follows_the_focus_without_rebuilding() -> None:
         assert "Detail" in shown() and "Sort" in shown() and "Filter" in shown()
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen.query_one("#detail-pane").has_focus
+        assert app.screen.query_one("#detail").has_focus
         assert "Detail" not in shown() and "Sort" not in shown() and "Filter" in shown()
         assert list(footer.query(FooterKey)) == keys  # the same key widgets, hidden, not rebuilt
         await pilot.press("tab")

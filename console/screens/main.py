@@ -10,8 +10,10 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import Reactive
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Sparkline, Static
 from textual.widgets._footer import FooterKey
 
@@ -19,7 +21,7 @@ from ..core.findings import Finding
 from ..core.query import narrows, parse_filter
 from ..core.safety import safe
 from ..paths import style
-from ..widgets.detail import detail_text
+from ..widgets.detail import DetailView, detail_text
 from ..widgets.finding_table import FindingTable, header_text
 
 SPARK_MINUTES = 30
@@ -83,6 +85,10 @@ def count(n: int) -> str:
 class MainScreen(Screen[None]):
     """Findings on the left, the highlighted one's detail on the right."""
 
+    # Textual repaints the whole screen when the focus moves (a full frame of every widget, about
+    # 10 ms here); the widgets whose look depends on the focus repaint themselves anyway.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+
     CSS_PATH = style("main.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="main.filter"),
@@ -116,8 +122,7 @@ class MainScreen(Screen[None]):
                 yield FindingTable(id="findings")
                 yield Input(placeholder="filter: words, route:human class:F5 gate:* run:NAME format:raw status:error",
                             id="filter")
-            with VerticalScroll(id="detail-pane", can_focus=True):
-                yield Static(Text("Select a finding to see its evidence and next action."), id="detail")
+            yield DetailView(Text("Select a finding to see its evidence and next action."), id="detail")
         yield SteadyFooter()
 
     def on_mount(self) -> None:
@@ -234,7 +239,7 @@ class MainScreen(Screen[None]):
 
     def show_detail(self, finding: Finding | None) -> None:
         self._detail_of = finding
-        body = self.query_one("#detail", Static)
+        body = self.query_one("#detail", DetailView)
         if finding is None:
             body.update(Text("No findings." if not self.table.rows else "Select a finding."))
             return
@@ -271,7 +276,26 @@ class MainScreen(Screen[None]):
         if self._detail_timer is not None:
             self._detail_timer.stop()
         self._follow(event.finding)
-        self.query_one("#detail-pane").focus()
+        self._focus_at_once(self.query_one("#detail", DetailView))
+
+    def _focus_at_once(self, widget: Widget) -> None:
+        """Move the focus and make everything it changes (the highlight's blurred colour, the pane's
+        border, the footer's keys) part of one frame.
+
+        ``widget.focus()`` repaints the widget at once but moves the focus a callback later, and the
+        blur, the focus and the footer then follow as messages to three widgets: the first frame
+        showed only the first repaint and the rest waited for the next frames (about 30 ms each,
+        Textual's frame pacing). Here they are applied in this call; the Blur and Focus events that
+        follow find nothing left to change.
+        """
+        previous = self.focused
+        self.set_focus(widget)
+        if self.focused is not widget:
+            return
+        if previous is not None and previous is not widget:
+            previous.has_focus = False
+        widget.has_focus = True
+        self.query_one(SteadyFooter).bindings_changed(self)
 
     def select(self, finding_id: str) -> None:
         for i, f in enumerate(self.table.rows):

@@ -10,6 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 
 from ..core.decisions import state_now
 from ..core.findings import Finding
@@ -105,3 +109,67 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
             marker = "▶" if h.id == f.id else "·"
             text.append(f"  {marker} {safe(h.time or '')[:19]}  {safe(h.class_):<20} {safe(h.path)}\n")
     return text
+
+
+class DetailView(ScrollView, can_focus=True):
+    """The detail pane: one ``Text``, wrapped once per update and painted line by line.
+
+    A ``Static`` in a ``VerticalScroll`` changes height with every finding, and each change took a
+    layout pass of the whole screen and a full repaint (20-25 ms per cursor move, then a second
+    pass a frame later when the sizes settled). Here the text's height only sets the scrollbar
+    (as the findings table does): a new detail repaints this pane alone.
+    """
+
+    DEFAULT_CSS = """
+    DetailView {
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, text: Text, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._text = text
+        self._strips: list[Strip] | None = None
+
+    def render(self) -> Text:  # type: ignore[override]
+        """The text shown (painting goes through ``render_line``)."""
+        return self._text
+
+    def update(self, text: Text) -> None:
+        self._text = text
+        self._wrap()
+        self.refresh()
+
+    def _wrap(self) -> list[Strip]:
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            self._strips = None
+            return []
+        visual = visualize(self, self._text, markup=False)  # a Text: nothing in it is parsed
+        strips = self._strips = Visual.to_strips(self, visual, width, None, self.visual_style)
+        size = Size(width, len(strips))
+        if size != self.virtual_size:
+            # Only the scrollbar follows the text's height: no layout pass of the screen (a
+            # scrollbar that appears or goes still takes one, and a resize re-wraps).
+            self.set_reactive(DetailView.virtual_size, size)
+            self._scroll_update(size)
+        return strips
+
+    def on_resize(self) -> None:
+        self._wrap()
+        self.refresh()
+
+    def selection_updated(self, selection) -> None:
+        self._strips = None
+        self.refresh()
+
+    def get_selection(self, selection) -> tuple[str, str] | None:
+        return selection.extract(str(self._text)), "\n"
+
+    def render_line(self, y: int) -> Strip:
+        strips = self._strips if self._strips is not None else self._wrap()
+        index = round(self.scroll_y) + y
+        if 0 <= index < len(strips):
+            return strips[index]
+        return Strip.blank(self.scrollable_content_region.width, self.visual_style.rich_style)
