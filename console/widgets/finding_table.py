@@ -518,6 +518,12 @@ class FindingTable(ScrollView, can_focus=True):
             if self._log is log:  # (a builder that replaced this one keeps its own)
                 self._log = None
 
+    def notify_style_update(self) -> None:
+        # The cached lines carry the styles they were drawn with (the cursor's colour changes
+        # with the focus, a theme change changes them all).
+        super().notify_style_update()
+        self._line_cache.clear()
+
     def _expire_new(self) -> None:
         now = time.monotonic()
         self._new = {k: t for k, t in self._new.items() if now - t < NEW_FOR}
