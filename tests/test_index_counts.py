@@ -111,3 +111,20 @@ def test_few_stats_stay_flat(tmp_path):
     index.apply([str(run / "history.jsonl")])
     assert state.stat_of("run-1/history.jsonl")[0] == os.lstat(run / "history.jsonl").st_size
     assert sorted(state.stat_rels()) == ["run-1/STAGE.md", "run-1/history.jsonl"]
+
+
+def test_history_kept_compact_and_read_back_as_dicts(tmp_path):
+    import pickle
+
+    from console.core.index import _ABSENT, _history_dicts, _parse_history
+
+    raw = (b'{"node_id": "n1", "stderr_hash": null, "extra": 1}\n'
+           b'{"node_id": "n2", "parent_node_id": "p", "stderr_hash": "ab", "files_touched": ["a.py"]}\n'
+           b'[1, 2]\n{"other": true}\n')
+    events = _parse_history(raw)
+    assert all(isinstance(e, tuple) for e in events)
+    again = pickle.loads(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL))  # as a helper process sends it
+    assert again[0][1] is _ABSENT
+    want = [{"node_id": "n1", "stderr_hash": None},
+            {"node_id": "n2", "parent_node_id": "p", "stderr_hash": "ab", "files_touched": ["a.py"]}, {}]
+    assert _history_dicts(events) == _history_dicts(again) == want

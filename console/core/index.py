@@ -57,7 +57,7 @@ class RunState:
     inputs: dict[str, dict[str, Any]] | None = None  # raw events' node fields for the F1-F6 rules, by rel
     stage: tuple[StageEntry, ...] = ()  # what the derivation reads of STAGE.md (entries shared between runs)
     stage_time: str | None = None  # the latest time in STAGE.md
-    history: list[dict[str, Any]] | tuple[()] = ()
+    history: tuple[tuple[Any, ...], ...] = ()  # history.jsonl events, compact (see _parse_history / _history_dicts)
     aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
     # (size, mtime_ns) when last read of the files that are not JSON findings (STAGE.md, history.jsonl,
     # decisions, refused entries): a flat tuple (rel, size, mtime_ns, rel, ...) while there are a few
@@ -132,7 +132,9 @@ class RunState:
     def derive(self) -> None:
         inputs = self.inputs or {}
         entries = [entry_of_row(row, inputs.get(rel)) for rel, row in self.entries.items()]
-        final = derive_run(entries, self.stage, self.history)
+        # only raw events with their node read the history: its dicts are made again for those alone
+        history = _history_dicts(self.history) if self.history and self.inputs else None
+        final = derive_run(entries, self.stage, history)
         if not self.aux and all(f is e.finding for f, e in zip(final, entries)):
             self.findings = self.entries  # nothing derived: one dict for both (half the memory of a run)
             return
@@ -925,13 +927,35 @@ HISTORY_KEYS = ("node_id", "parent_node_id", "stderr_hash", "files_touched")
 HISTORY_KEPT = 200  # the classifier looks at the last 10 events of a node; siblings need a few more
 
 
-def _parse_history(raw: bytes) -> list[dict[str, Any]]:
-    """The history events the F1-F6 rules read, with only the fields they read."""
+class _Absent:
+    """A field the event does not have (not the same as null); one instance, also after pickling
+    (states come back pickled from the scan's helper processes)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> str:
+        return "_ABSENT"
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
+
+
+def _parse_history(raw: bytes) -> tuple[tuple[Any, ...], ...]:
+    """The history events the F1-F6 rules read, with only the fields they read: one tuple each, in
+    HISTORY_KEYS order, _ABSENT for a missing field (a tuple of four is 72 bytes, a dict 184)."""
     events = []
     for _line, value, _error in reading.iter_jsonl(raw):
         if isinstance(value, dict):
-            events.append({k: value[k] for k in HISTORY_KEYS if k in value})
-    return events[-HISTORY_KEPT:]
+            events.append(tuple(value.get(k, _ABSENT) for k in HISTORY_KEYS))
+    return tuple(events[-HISTORY_KEPT:])
+
+
+def _history_dicts(events: tuple[tuple[Any, ...], ...]) -> list[dict[str, Any]]:
+    """The events as the rules read them: a dict of the fields each has."""
+    return [{k: v for k, v in zip(HISTORY_KEYS, event) if v is not _ABSENT} for event in events]
 
 
 _SHARED_STAGE: dict[tuple[str | None, str | None, str | None], StageEntry] = {}
