@@ -13,6 +13,7 @@ from typing import Callable, ClassVar, Iterable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.message import Message
 
 from .core.findings import Finding
@@ -131,11 +132,22 @@ class TriageApp(App[None]):
     def _progress(self) -> None:
         if self.indexing:
             self.watch_detail = f"reading… {self.index.files_read:,} files"
-            self._main().refresh_status()
+            main = self._main_if_open()
+            if main is not None:
+                main.refresh_status()
 
     def on_unmount(self) -> None:
         if self.monitor is not None:
             self.monitor.stop()
+
+    def _main_if_open(self) -> MainScreen | None:
+        """The main screen, or None while the app closes (its widgets go before the monitor stops)."""
+        try:
+            main = self._main()
+            main.table  # noqa: B018 (raises once the screen's widgets are removed)
+        except (LookupError, NoMatches):
+            return None
+        return main
 
     def _main(self) -> MainScreen:
         for screen in self.screen_stack:
@@ -184,7 +196,9 @@ class TriageApp(App[None]):
             self.watch_detail = message.detail if message.mode not in ("live",) else ""
         if message.mode == "degraded":
             self.notify(message.detail, title="Watching degraded", severity="warning", timeout=8)
-        self._main().refresh_status()
+        main = self._main_if_open()
+        if main is not None:
+            main.refresh_status()
 
     # --- helpers for screens --------------------------------------------------------------
     def full(self, row) -> Finding:
