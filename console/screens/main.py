@@ -128,6 +128,9 @@ class MainScreen(Screen[None]):
         self._initial_timer = None
 
     def compose(self) -> ComposeResult:
+        # The width classes before the first style pass: set on the first resize, they restyled
+        # every widget and laid the screen out again at launch.
+        self._fit_width(self.app.size.width)
         with Horizontal(id="status-bar"):
             yield Static(id="status")
             yield Sparkline([0] * SPARK_MINUTES, id="spark", summary_function=max)
@@ -147,9 +150,12 @@ class MainScreen(Screen[None]):
         self.refresh_status()
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < 170, "narrow")
-        self.set_class(self.size.width < 100, "tiny")
+        self._fit_width(self.size.width)
         self.call_after_refresh(self._fit_header)
+
+    def _fit_width(self, width: int) -> None:
+        self.set_class(width < 170, "narrow")
+        self.set_class(width < 100, "tiny")
 
     def _fit_header(self) -> None:
         self.query_one("#table-header", Static).update(Text(header_text(self.table.size.width)))
