@@ -53,3 +53,25 @@ def test_pickles_whole():
                                                 "evidence": (Evidence(text="t", source="s"),)})
     again = pickle.loads(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
     assert again == row and again.sha256 == row.sha256 and again.evidence == row.evidence
+
+
+def test_run_state_pickles_with_its_shared_dict(tmp_path):
+    """Runs come back from the scan's helper processes pickled: every field, and findings still the entries dict."""
+    import dataclasses
+    import json
+
+    from console.core.index import FindingIndex, RunState
+
+    run = tmp_path / "runs" / "run-1"
+    run.mkdir(parents=True)
+    (run / "FAILURE.json").write_text(json.dumps({"failure_type": "test_failure", "role": "code"}))
+    (run / "STAGE.md").write_text("## 2026-11-29T10:00:00Z role=code status=failed failure_type=test_failure\n")
+    (run / "history.jsonl").write_text('{"node_id": "n1"}\n')
+    index = FindingIndex([tmp_path / "runs"])
+    index.scan(workers=1)
+    (state,) = index.runs.values()
+    assert state.findings is state.entries and state.stats and state.stage and state.history
+    again = pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    for f in dataclasses.fields(RunState):
+        assert getattr(again, f.name) == getattr(state, f.name), f.name
+    assert again.findings is again.entries

@@ -70,6 +70,12 @@ class RunState:
     findings: dict[str, Row] = field(default_factory=dict)
     full: dict[str, Finding] | None = None  # the files' own findings, when the index keeps them
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # As Row.__reduce__: positional fields, not copyreg's dict of slots (a helper sends every run).
+        # ``findings`` may be the very ``entries`` dict: pickle keeps that identity.
+        return RunState, (self.key, self.entries, self.inputs, self.stage, self.stage_time, self.history, self.aux,
+                          self.stats, self.findings, self.full)
+
     @property
     def root(self) -> str:
         return self.key[0]
