@@ -84,8 +84,19 @@ class FilterInput(Input):
 
     def _watch_value(self, value: str) -> None:
         super()._watch_value(value)
-        if self.on_value is not None:
+        if self.on_value is not None and not _events_waiting(self.app):
             self.on_value(value)
+        # else: more keys are on their way (typed faster than the table filters): the last
+        # Input.Changed applies only the latest text
+
+
+def _events_waiting(app) -> bool:
+    """Whether the app has messages (typically keys) not yet handled."""
+    queue = getattr(app, "_message_queue", None)
+    try:
+        return queue is not None and not queue.empty()
+    except Exception:  # Textual's internals changed: act as if nothing were waiting
+        return False
 
 
 def count(n: int) -> str:

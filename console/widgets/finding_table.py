@@ -145,9 +145,13 @@ def select_rows(keep: Callable[[Finding], bool], rows: Sequence[Finding]) -> lis
                    or value in f.path.lower() or (f.next_action is not None and value in f.next_action.lower())]
             continue
         if kind == "gate*":
-            get = attrgetter("gate", "superseded_by")
-            test: Callable[[object], bool] = lambda gs: gs[0] is not None and gs[1] is None  # type: ignore[index]
-        elif kind == "run=":
+            # ``gate`` is a slot, ``superseded_by`` a property (Row keeps it in ``rare``): the slot
+            # in the C-level pass, the property only for the rows with a gate.
+            memo = _Memo(lambda g: g is not None)
+            gated = compress(iter(out), map(memo.__getitem__, map(attrgetter("gate"), iter(out))))
+            out = [f for f in gated if f.superseded_by is None]
+            continue
+        if kind == "run=":
             get, test = attrgetter("run"), (lambda s, v=value: s.lower() == v)  # type: ignore[union-attr]
         elif kind in ("run", "node"):
             get, test = attrgetter(kind), (lambda s, v=value: v in (s or "").lower())  # type: ignore[union-attr]
