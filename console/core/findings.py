@@ -84,7 +84,7 @@ class Finding(BaseModel):
     mtime_ns: int = 0
     details: dict[str, Any] = Field(default_factory=dict, description="Format-specific extras.")
     decision: dict[str, Any] | None = Field(None, description="The decision answering this finding, when the console judged one: "
-                                            "state (valid, unverified, stale, expired, invalid), choice, operator, issued_at, "
+                                            "state (valid, unverified, stale, expired, spent, invalid), choice, operator, issued_at, "
                                             "expires_at, reason, decision_id.")
 
     def to_json(self) -> dict[str, Any]:
