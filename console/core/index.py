@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import reading
-from .decisions import settles
 from .findings import Entry, Finding, Row, entry_of_row, load_entry, problem_entry
 from .history import StageEntry, derive_run, parse_stage_md
 
@@ -183,6 +182,10 @@ class RunSummary:
 
 
 def run_state(state: RunState, now: datetime) -> RunSummary:
+    # imported here: a scan helper (scan_helper.py, a fresh interpreter) imports this module and
+    # never judges; decisions and what it imports are about 0.2 s of its start
+    from .decisions import settles
+
     current = [f for f in state.findings.values() if not f.superseded_by]
     # a gate answered by a current decision no longer waits for anyone
     gates = sum(1 for f in current if f.gate and not settles(f.decision, now))
