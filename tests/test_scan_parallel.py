@@ -5,7 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -105,20 +109,253 @@ def test_a_failing_helper_leaves_its_runs_to_the_parent(tree, forks, monkeypatch
     assert snapshot(many) == snapshot(one)
 
 
-def test_no_helpers_while_other_threads_run(tree, forks):
-    import threading
+@pytest.fixture
+def spawns(monkeypatch):
+    """Every helper started as a fresh interpreter (its Popen, reaped or not afterwards)."""
+    made: list[subprocess.Popen] = []
+    real = subprocess.Popen
 
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        index = FindingIndex([tree])
-        index.scan(workers=2)
-    finally:
-        stop.set()
-        other.join()
+    class Recording(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    return made
+
+
+def in_thread(fn):
+    """Run fn on another thread (the process then has two: a scan there may not fork)."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the scan hangs"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def scanned(roots, workers, **kwargs):
+    scan_kwargs = {k: kwargs.pop(k) for k in ("on_batch", "batch_s") if k in kwargs}
+    index = FindingIndex(roots, **kwargs)
+    index.scan(workers=workers, **scan_kwargs)
+    return index
+
+
+def assert_reaped(spawns):
+    assert spawns and all(p.returncode is not None for p in spawns)  # waited for: no zombie left
+    assert all(p.stdin.closed for p in spawns)
+
+
+def slow_batches(delay=0.004):
+    """An on_batch that keeps this process busy, so helpers (which start in ~0.3 s) get chunks."""
+    return lambda rows: time.sleep(delay)
+
+
+def test_no_forks_while_other_threads_run_but_fresh_helpers(tree, forks, spawns):
+    one = scanned([tree], 1)
+    many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0))
     assert forks == []
-    assert len(index.rows()) > 600
+    assert len(spawns) == 1
+    assert_reaped(spawns)
+    assert snapshot(many) == snapshot(one)
+    assert len(many.rows()) > 600
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_spawned_helpers_give_the_same_index_as_one_process(tree, forks, spawns, workers):
+    one_calls, many_calls = [], []
+    one = FindingIndex([tree], judge=judge_here(one_calls))
+    one.scan(workers=1)
+    many = FindingIndex([tree], judge=judge_here(many_calls))
+    batches: list = []
+    adopted: list = []
+    real = index_mod._chunk_of
+
+    def counting(*args):
+        chunk = real(*args)
+        adopted.append(chunk is not None)
+        return chunk
+
+    index_mod._chunk_of = counting
+    try:
+        in_thread(lambda: many.scan(workers=workers, on_batch=lambda rows: (batches.append(rows), time.sleep(0.004)),
+                                    batch_s=0.0))
+    finally:
+        index_mod._chunk_of = real
+    assert forks == [] and len(spawns) == workers - 1
+    assert adopted and all(adopted)  # the helpers did read chunks
+    assert_reaped(spawns)
+    assert snapshot(many) == snapshot(one)
+    assert sorted(r.path for batch in batches for r in batch) == sorted(r.path for r in many.rows())
+    assert set(many_calls) == {os.getpid()} and sorted(one_calls) == sorted(many_calls) and one_calls
+    summaries = lambda ix: [dataclasses.astuple(s) for s in ix.run_summaries()]  # noqa: E731
+    assert summaries(many) == summaries(one)
+
+
+def test_spawned_helpers_keep_full_findings_and_the_size_cap(tree, spawns):
+    for kwargs in ({"keep_findings": True}, {"max_bytes": 600}):
+        one = scanned([tree], 1, **kwargs)
+        many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0, **kwargs))
+        assert snapshot(many) == snapshot(one)
+        if "keep_findings" in kwargs:
+            assert [f.to_json() for f in many.findings()] == [f.to_json() for f in one.findings()]
+    assert any(r.status != "ok" for r in one.rows())  # the cap turned some files away
+    assert len(spawns) == 2
+    assert_reaped(spawns)
+
+
+def test_spawned_helpers_on_the_sample_runs():
+    sample = index_mod.sample_runs_dir()
+    one = scanned([sample], 1)
+    many = in_thread(lambda: scanned([sample], 3, on_batch=slow_batches(0.02), batch_s=0.0))
+    assert snapshot(many) == snapshot(one)
+    assert len(one.rows()) > 10
+
+
+def test_a_helper_that_cannot_start_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
+    one = scanned([tree], 1)
+    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [str(tree / "no-such-python")])
+    many = in_thread(lambda: scanned([tree], 2))
+    assert spawns == []
+    assert snapshot(many) == snapshot(one)
+    # one that starts and exits at once, without a word
+    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", "pass"])
+    many = in_thread(lambda: scanned([tree], 3, on_batch=slow_batches(), batch_s=0.0))
+    assert len(spawns) == 2
+    assert_reaped(spawns)
+    assert snapshot(many) == snapshot(one)
+
+
+GARBAGE_HELPER = """
+import os, pickle, struct, sys
+sys.path[:0] = [{top!r}]
+from console.core import index as ix
+(size,) = ix._FRAME.unpack(os.read(0, 8))
+data = b""
+while len(data) < size:
+    data += os.read(0, size - len(data))
+setup = pickle.loads(data)
+out = setup["out_fd"]
+frames = [
+    b"not a pickle at all",
+    pickle.dumps(("k", [], {{}}, 0, 0)),
+    pickle.dumps((10 ** 6, [], {{}}, 0, 0)),
+    pickle.dumps((0, ["not a run"], {{}}, 0, 0)),
+    pickle.dumps((0, [ix.RunState(("/elsewhere", "not-in-this-chunk"))], {{}}, 0, 0)),
+    pickle.dumps(None),
+]
+for frame in [b""] + frames:
+    ix._write_all(out, ix._FRAME.pack(len(frame)) + frame)
+for _ in range(3):
+    os.read(setup["queue_fd"], 4)  # takes three chunks and never sends them
+ix._write_all(out, ix._FRAME.pack(1 << 40))  # and a frame that never ends
+os._exit(0)
+"""
+
+
+def test_a_helper_sending_garbage_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
+    one = scanned([tree], 1)
+    top = str(Path(index_mod.__file__).resolve().parents[2])
+    script = GARBAGE_HELPER.format(top=top)
+    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
+    many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0))
+    assert len(spawns) == 1 and spawns[0].returncode == 0  # it did run, and its garbage was refused
+    assert_reaped(spawns)
+    assert snapshot(many) == snapshot(one)
+
+
+def test_a_helper_killed_mid_scan_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
+    one = scanned([tree], 1)
+    adopted: list = []
+    real = index_mod._chunk_of
+
+    def kill_after_first(*args):
+        chunk = real(*args)
+        if chunk is not None:
+            adopted.append(chunk[0])
+            if len(adopted) == 1:
+                os.kill(spawns[0].pid, signal.SIGKILL)  # busy with its next chunk by now
+        return chunk
+
+    monkeypatch.setattr(index_mod, "_chunk_of", kill_after_first)
+    many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0))
+    # killed while alive (its frames already sent were still taken), with chunks left to read
+    assert spawns[0].returncode == -signal.SIGKILL
+    assert 1 <= len(adopted) < len(os.listdir(tree)) // 16
+    assert_reaped(spawns)
+    assert snapshot(many) == snapshot(one)
+
+
+def test_spawned_helpers_import_nothing_from_the_current_directory(tree, spawns, monkeypatch, tmp_path):
+    """The current directory may be a run root (agents write there): a helper must not import from it."""
+    trap = tmp_path / "cwd"
+    marker = tmp_path / "imported"
+    for module in ("pickle.py", "struct.py", "threading.py", "console/__init__.py", "console/core/__init__.py"):
+        (trap / module).parent.mkdir(parents=True, exist_ok=True)
+        (trap / module).write_text(f"open({str(marker)!r}, 'a').write({module!r})\n")
+    monkeypatch.chdir(trap)
+    monkeypatch.setenv("PYTHONPATH", str(trap))
+    monkeypatch.setenv("PYTHONSTARTUP", str(trap / "pickle.py"))
+    one = scanned([tree], 1)
+    many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0))
+    assert len(spawns) == 1
+    assert_reaped(spawns)
+    assert not marker.exists()
+    assert snapshot(many) == snapshot(one)
+
+
+STOPPED_MID_SCAN = """
+import os, subprocess, sys, threading, time
+sys.path[:0] = [{top!r}]
+from console.core.index import FindingIndex
+
+real = subprocess.Popen
+
+class Recording(real):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        print(self.pid, flush=True)
+
+subprocess.Popen = Recording
+index = FindingIndex([{root!r}])
+threading.Thread(target=index.scan, kwargs=dict(workers=2, on_batch=lambda rows: time.sleep(0.05), batch_s=0.0),
+                 daemon=True).start()
+time.sleep(1.5)  # the helper is up and reading
+print("exit", flush=True)
+"""
+
+
+def test_stopping_mid_scan_does_not_hang_and_no_helper_outlives_it(tree):
+    top = str(Path(index_mod.__file__).resolve().parents[2])
+    script = STOPPED_MID_SCAN.format(top=top, root=str(tree))
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - started < 30
+    lines = proc.stdout.split()
+    assert lines[-1] == "exit" and len(lines) == 2
+    pid = int(lines[0])
+
+    def alive() -> bool:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                return "\nState:\tZ" not in f.read()  # a zombie has exited (reaping it is its new parent's job)
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive()
 
 
 def write(path: Path, data) -> None:
@@ -129,8 +366,8 @@ def write(path: Path, data) -> None:
 EVENT = {"exit_code": 1, "stderr_tail": "E   AssertionError: assert 1 == 2", "tool": "pytest"}
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_the_walk_reads_what_it_should_and_nothing_else(tmp_path, workers):
+@pytest.mark.parametrize("how", ["one process", "forked", "spawned"])
+def test_the_walk_reads_what_it_should_and_nothing_else(tmp_path, how):
     root = tmp_path / "runs"
     outside = tmp_path / "outside"
     write(outside / "secret.json", EVENT)
@@ -151,8 +388,27 @@ def test_the_walk_reads_what_it_should_and_nothing_else(tmp_path, workers):
     write(ok_depth, EVENT)
     for i in range(30):  # enough runs for several chunks
         write(root / f"run-{i:02d}" / "events" / "ev.json", dict(EVENT, ts=f"2026-11-29T10:{i:02d}:00Z"))
-    index = FindingIndex([root])
-    index.scan(workers=workers)
+    # files that are problems, each shown as a finding, the same way in every process
+    problems = root / "run-d" / "events"
+    write(problems / "ok.json", EVENT)
+    (problems / "truncated.json").write_text('{"exit_code": 1, "stderr_tail": "E   Ass')
+    (problems / "binary.json").write_bytes(b"\xff\xfe\x00{garbage")
+    (problems / "big.json").write_text(json.dumps(dict(EVENT, stderr_tail="x" * 3000)))
+    os.mkfifo(problems / "fifo.json")  # refused without blocking
+    (problems / "STAGE.md").write_bytes(b"## bad \xff utf-8\n- status: failed\n")
+    odd = os.fsencode(root) + b"/run-\xff\xfe-odd"  # a run name that is not UTF-8
+    os.makedirs(odd + b"/events")
+    with open(odd + b"/events/ev.json", "w") as f:
+        json.dump(EVENT, f)
+    kwargs = {"max_bytes": 2000}
+    one = scanned([root], 1, **kwargs)
+    if how == "one process":
+        index = one
+    elif how == "forked":
+        index = scanned([root], 2, **kwargs)
+    else:
+        index = in_thread(lambda: scanned([root], 2, on_batch=slow_batches(0.05), batch_s=0.0, **kwargs))
+    assert snapshot(index) == snapshot(one)
     by_path = {r.path: r for r in index.rows()}
     assert "run-a/events/ev-1.json" in by_path and "top.json" in by_path
     assert not any(".hidden" in p or ".cache" in p or "secret" in p or p.startswith("run-link") for p in by_path)
@@ -163,23 +419,39 @@ def test_the_walk_reads_what_it_should_and_nothing_else(tmp_path, workers):
     assert ok_depth.relative_to(root).as_posix() in by_path
     assert not any(p.endswith("too-deep.json") for p in by_path)
     assert index.root_problems == {}
+    assert by_path["run-d/events/ok.json"].status == "ok"
+    for name in ("truncated.json", "binary.json", "big.json", "fifo.json"):
+        assert by_path[f"run-d/events/{name}"].status != "ok", name
+    assert os.fsdecode(b"run-\xff\xfe-odd/events/ev.json") in by_path
 
 
-def test_an_unreadable_directory_is_a_root_problem(tmp_path):
+@pytest.mark.parametrize("how", ["default", "spawned"])
+def test_an_unreadable_directory_is_a_root_problem(tmp_path, how):
     if os.geteuid() == 0:
         pytest.skip("root reads every directory")
     root = tmp_path / "runs"
     write(root / "run-a" / "events" / "ev.json", EVENT)
     locked = root / "run-b" / "locked"
     write(locked / "ev.json", EVENT)
+    (root / "run-a" / "events" / "unreadable.json").write_text("{}")
+    (root / "run-a" / "events" / "unreadable.json").chmod(0)
+    for i in range(40):  # enough runs for a helper to take some
+        write(root / f"run-z{i:02d}" / "events" / "ev.json", EVENT)
     locked.chmod(0)
     try:
-        index = FindingIndex([root])
-        index.scan()
+        if how == "default":
+            index = FindingIndex([root])
+            index.scan()
+        else:
+            one = scanned([root], 1)
+            index = in_thread(lambda: scanned([root], 2, on_batch=slow_batches(0.05), batch_s=0.0))
+            assert snapshot(index) == snapshot(one)
     finally:
         locked.chmod(0o755)
+    rows = [r for r in index.rows() if not r.run.startswith("run-z")]
     assert "could not list run-b/locked" in index.root_problems[str(root)]
-    assert [r.path for r in index.rows()] == ["run-a/events/ev.json"]
+    assert [r.path for r in rows] == ["run-a/events/ev.json", "run-a/events/unreadable.json"]
+    assert rows[1].status != "ok"  # shown as a problem
 
 
 def test_published_findings_are_never_changed_in_place(tmp_path):

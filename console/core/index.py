@@ -16,6 +16,7 @@ import pickle
 import signal
 import stat
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -183,7 +184,7 @@ class RunSummary:
 
 def run_state(state: RunState, now: datetime) -> RunSummary:
     # imported here: a scan helper (scan_helper.py, a fresh interpreter) imports this module and
-    # never judges; decisions and what it imports are about 0.2 s of its start
+    # never judges; decisions and what it imports are about 60 ms of its start
     from .decisions import settles
 
     current = [f for f in state.findings.values() if not f.superseded_by]
@@ -358,10 +359,13 @@ class FindingIndex:
         console can show the first findings long before the scan ends.
 
         ``workers``: processes that read runs (this one included). By default every CPU this
-        process may use, up to 4, when the scan runs on the process's only thread (a fork is
-        safe then) and the tree is large enough to gain from it; otherwise 1. Helper processes
-        are forked, read whole runs, derive them and send them back; the judge, the fingerprint
-        counts and ``on_batch`` stay here. Whatever a helper did not send back is read here.
+        process may use, up to 4, when a root has at least ``PARALLEL_MIN_RUNS`` runs (forked
+        helpers) or ``PARALLEL_MIN_RUNS_SPAWN`` (fresh interpreters); otherwise 1. Helpers are
+        forked when the scan runs on the process's only thread (``triage ls``), and started as
+        fresh interpreters (``scan_helper``, fork+exec) beside other threads (the console's
+        monitor thread), where forking is not safe. They read whole runs, derive them and send
+        them back; the judge, the fingerprint counts and ``on_batch`` stay here. Whatever a
+        helper did not send back is read here: the result is the same as one process's.
         """
         building: dict[tuple[str, str], RunState] = {}
         problems: dict[str, str] = {}
@@ -700,6 +704,9 @@ class FindingIndex:
 
 _DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 PARALLEL_MIN_RUNS = 500  # below this, forking a helper costs more than it saves
+# below this, one process is done before a fresh interpreter has started (about 0.3 s; measured:
+# no gain at 500 runs, 10% at 1,000)
+PARALLEL_MIN_RUNS_SPAWN = 1000
 _FRAME = struct.Struct("<Q")
 _CHUNK = struct.Struct("<I")
 
@@ -728,12 +735,27 @@ def _list_dir(fd: int) -> tuple[list[str], list[str]]:
     return dirs, files
 
 
+def _helper_start() -> str | None:
+    """How this scan can start helper processes: "fork" on the process's only thread, "spawn"
+    (a fresh interpreter, ``scan_helper``) beside other threads, None where neither is possible.
+
+    Forking a process with other threads running is not safe: a lock another thread holds at
+    fork time (in pydantic-core, in a C library, in Python code) stays held in the child forever.
+    fork+exec (``subprocess``, via ``_posixsubprocess``) runs no Python code in the child before
+    the exec, so it is safe from any thread; the fresh interpreter costs about 0.3 s to start.
+    """
+    if os.name != "posix" or not hasattr(os, "fork"):
+        return None
+    return "fork" if threading.active_count() == 1 else "spawn"
+
+
 def _scan_workers(workers: int | None, runs: int) -> int:
     """How many processes read this root's runs (see ``FindingIndex.scan``)."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return 1  # forking a process with other threads running is not safe
+    how = _helper_start()
+    if how is None:
+        return 1
     if workers is None:
-        if runs < PARALLEL_MIN_RUNS:
+        if runs < (PARALLEL_MIN_RUNS if how == "fork" else PARALLEL_MIN_RUNS_SPAWN):
             return 1
         try:
             cpus = len(os.sched_getaffinity(0))
@@ -750,7 +772,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]], queue_fd: int, out_fd: int) -> None:
-    """In a forked helper: take chunks of runs from the queue, read and derive them, send them back."""
+    """In a helper (forked, or started by ``scan_helper``): take chunks of runs from the queue,
+    read and derive them, send them back."""
     gc.disable()  # a short-lived process: its objects go back whole, there is nothing to collect
     index.judge = None  # judged by the parent, which keeps the judge's cache
     while True:
@@ -797,20 +820,26 @@ def _reshare(state: RunState, root: str, run: str) -> None:
         state.stage = tuple(_SHARED_STAGE.get((e.role, e.status, e.failure_type), e) for e in state.stage)
 
 
-def _receive(fd: int, inbox: list[bytes]) -> None:
-    """In a thread of the parent: whole frames from one helper, until it closes its end."""
+def _receive(fd: int, inbox: list[bytes], heard: threading.Event | None = None) -> None:
+    """In a thread of the parent: whole frames from one helper, until it closes its end.
+
+    An empty frame is a spawned helper's hello (``heard`` is set by any byte that arrives).
+    """
     buf = bytearray()
     try:
         while True:
             data = os.read(fd, 1 << 20)
             if not data:
                 return  # a helper that died mid-frame leaves a partial frame: dropped, its chunk is read again
+            if heard is not None:
+                heard.set()
             buf += data
             while len(buf) >= _FRAME.size:
                 (size,) = _FRAME.unpack_from(buf)
                 if len(buf) < _FRAME.size + size:
                     break
-                inbox.append(bytes(buf[_FRAME.size:_FRAME.size + size]))
+                if size:
+                    inbox.append(bytes(buf[_FRAME.size:_FRAME.size + size]))
                 del buf[:_FRAME.size + size]
     except OSError:
         return
@@ -818,14 +847,116 @@ def _receive(fd: int, inbox: list[bytes]) -> None:
         os.close(fd)
 
 
+def _helper_argv() -> list[str]:
+    """The command of a spawned helper: this interpreter, isolated, importing what this process imports.
+
+    ``-I`` (no current directory or script directory on sys.path, no PYTHON* variables, no user
+    site) and ``-S`` (no site): the helper's sys.path is set to this process's, so it runs the
+    same modules, and nothing in the current directory (perhaps a run root, written by agents)
+    can shadow one. The directory holding this package comes first (an editable install may
+    find it through an import hook that ``-S`` leaves out).
+    """
+    package = __name__.rsplit(".", 1)[0]  # console.core
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = [top] + [os.path.abspath(p) for p in sys.path if p != top]
+    boot = f"import sys; sys.path[:] = {path!r}; from {package}.scan_helper import run; run()"
+    return [sys.executable, "-I", "-S", "-c", boot]
+
+
+class _Spawned:
+    """A helper started as a fresh interpreter; its setup is written from its receiving thread."""
+
+    def __init__(self, proc: subprocess.Popen, out_r: int, setup: bytes) -> None:
+        self.proc = proc
+        self.out_r = out_r
+        self.setup = setup
+        self.heard = threading.Event()  # its hello (or anything) arrived: it may hold chunks
+        self.thread: threading.Thread | None = None
+
+    def start(self, inbox: list[bytes]) -> threading.Thread:
+        self.thread = threading.Thread(target=self._feed_and_receive, args=(inbox,), name="triage-scan-receive",
+                                       daemon=True)
+        self.thread.start()
+        return self.thread
+
+    def _feed_and_receive(self, inbox: list[bytes]) -> None:
+        try:
+            _write_all(self.proc.stdin.fileno(), self.setup)  # blocks until it reads: not on the scan's thread
+        except OSError:  # it died (or was stopped) before reading it all: nothing will come
+            pass
+        _receive(self.out_r, inbox, self.heard)
+
+    def stop(self, kill: bool) -> None:
+        """Reap it (killed first if ``kill``); then close its stdin (its lifeline), once nothing writes there."""
+        if kill and self.proc.returncode is None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+        self.proc.wait()
+        if self.thread is not None:
+            self.thread.join()  # the helper is gone: its write fails, its pipe ends
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+
+def _spawn_helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]], queue_r: int) -> _Spawned | None:
+    """Start one helper as a fresh interpreter (``scan_helper``), or None if it cannot start.
+
+    It is passed the very descriptors a forked helper inherits, by number (``pass_fds``): the
+    root as this scan opened it (so it walks the same directory, below which no symlink is
+    followed), the queue's read end and its output pipe's write end; the rest comes on stdin.
+    """
+    out_r, out_w = os.pipe()
+    setup = pickle.dumps({"root": root, "root_fd": root_fd, "queue_fd": queue_r, "out_fd": out_w, "chunks": chunks,
+                          "max_bytes": index.max_bytes, "keep_findings": index.keep_findings},
+                         protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        proc = subprocess.Popen(_helper_argv(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(root_fd, queue_r, out_w), close_fds=True)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        os.close(out_r)
+        return None
+    finally:
+        os.close(out_w)
+    return _Spawned(proc, out_r, _FRAME.pack(len(setup)) + setup)
+
+
+def _chunk_of(item: bytes, chunks: list[list[str]], done: set[int]) -> tuple[int, list[RunState], dict, int, int] | None:
+    """A helper's frame, checked whole before any of it is used; None if it is not a chunk not yet done."""
+    try:
+        k, states, their_problems, dirs, reads = pickle.loads(item)
+    except Exception:
+        return None
+    if (k.__class__ is not int or not 0 <= k < len(chunks) or k in done or states.__class__ is not list
+            or their_problems.__class__ is not dict or dirs.__class__ is not int or reads.__class__ is not int):
+        return None
+    names = set(chunks[k])
+    runs = set()
+    for state in states:
+        if state.__class__ is not RunState or state.key.__class__ is not tuple or len(state.key) != 2:
+            return None
+        run = state.key[1]
+        if run not in names or run in runs:
+            return None
+        runs.add(run)
+    return k, states, their_problems, dirs, reads
+
+
 def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str], problems: dict[str, str],
                    finish: Callable[..., None], workers: int) -> None:
-    """Read the runs of one root in this process and ``workers - 1`` forked helpers.
+    """Read the runs of one root in this process and ``workers - 1`` helper processes.
 
-    Runs are dealt in chunks from a pipe each process reads fixed-size tokens from (reads of a
-    few bytes from a pipe are atomic), so a busy process simply takes fewer. A helper's chunk
-    comes back pickled (its runs read and derived); this process judges, counts and streams
-    it. Any chunk that did not come back (a helper failed) is read here at the end.
+    Helpers are forked when this is the process's only thread, else started as fresh
+    interpreters (``_helper_start``); either way they run ``_helper``. Runs are dealt in chunks
+    from a pipe each process reads fixed-size tokens from (reads of a few bytes from a pipe are
+    atomic), so a busy (or late) process simply takes fewer. A helper's chunk comes back pickled
+    (its runs read and derived); this process checks it, judges, counts and streams it. Any
+    chunk that did not come back (a helper failed, died, sent garbage, or was still starting
+    when this process had taken the last chunk, and was stopped) is read here at the end.
     """
     # At most 1,000 tokens (4,000 bytes): all are written before anyone reads, and a pipe may hold
     # only one page when the user's pipe buffers are over fs.pipe-user-pages-soft.
@@ -833,13 +964,21 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
     chunks = [runs[i:i + size] for i in range(0, len(runs), size)]
     queue_r, queue_w = os.pipe()
     _write_all(queue_w, b"".join(_CHUNK.pack(k) for k in range(len(chunks))))
+    spawn = _helper_start() == "spawn"
     pids: list[int] = []
+    spawned: list[_Spawned] = []
     readers: list[threading.Thread] = []
     inbox: list[bytes] = []
     done: set[int] = set()
     try:
         outs = []
         for _ in range(workers - 1):
+            if spawn:
+                helper = _spawn_helper(index, root, root_fd, chunks, queue_r)
+                if helper is None:
+                    break
+                spawned.append(helper)
+                continue
             out_r, out_w = os.pipe()
             try:
                 pid = os.fork()
@@ -867,13 +1006,18 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
             thread = threading.Thread(target=_receive, args=(fd, inbox), name="triage-scan-receive", daemon=True)
             thread.start()
             readers.append(thread)
+        for helper in spawned:
+            readers.append(helper.start(inbox))
 
         def adopt() -> None:
             while inbox:
-                k, states, their_problems, dirs, reads = pickle.loads(inbox.pop(0))
+                chunk = _chunk_of(inbox.pop(0), chunks, done)
+                if chunk is None:
+                    continue  # not a chunk this process is waiting for: whatever it held is read here
+                k, states, their_problems, dirs, reads = chunk
                 names = {name: name for name in chunks[k]}  # this process's own strings for the runs' names
                 for state in states:
-                    _reshare(state, root, names.get(state.run, state.run))
+                    _reshare(state, root, names[state.key[1]])
                     finish(state.key, state)
                 for where, what in their_problems.items():
                     problems.setdefault(where, what)
@@ -891,6 +1035,14 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
                 finish((root, run))
             done.add(k)
             adopt()
+        for helper in spawned:
+            if not helper.heard.is_set():
+                # Still starting with every chunk taken: it has none (or one it took just now,
+                # read here below); waiting for it to start only to find the queue empty is wasted time.
+                try:
+                    helper.proc.kill()
+                except OSError:
+                    pass
         for thread in readers:
             thread.join()
         adopt()
@@ -898,16 +1050,19 @@ def _parallel_runs(index: FindingIndex, root: str, root_fd: int, runs: list[str]
         if queue_w >= 0:
             os.close(queue_w)
         os.close(queue_r)
+        unfinished = len(done) < len(chunks)  # a helper still running now has failed: its chunks are read below
         for pid in pids:
-            if len(done) < len(chunks):
+            if unfinished:
                 try:
-                    os.kill(pid, signal.SIGKILL)  # only one that is still running: its chunks are read below
+                    os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+        for helper in spawned:
+            helper.stop(kill=unfinished)
     for k in range(len(chunks)):
         if k not in done:
             for run in chunks[k]:

@@ -1,0 +1,73 @@
+"""A scan helper started as a fresh interpreter (see ``index._spawn_helper``).
+
+A scan that runs beside other threads cannot fork a helper (a lock held by another thread at
+fork time could deadlock the child), so it starts this module instead, with fork+exec. The
+helper then does exactly what a forked one does (``index._helper``): it takes chunks of runs
+from the queue pipe, reads and derives them, and sends them back on its output pipe.
+
+What a forked helper inherits, this one is told on stdin, in one frame (``index._FRAME`` length,
+then a pickle from the parent): the root, the numbers of the descriptors it was passed (the root
+directory, opened by the scan; the queue's read end; its output pipe's write end), the chunks,
+and the index options the reading depends on. It says hello (an empty frame) before it takes
+any chunk, so the parent knows whether it is still starting.
+
+Stdin stays open while the parent wants the helper: at EOF (the parent closed it, or died)
+the helper exits at once. It also exits when the queue is empty, or when its output pipe is
+gone. Its stderr is the parent's choice (the console passes /dev/null).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import traceback
+
+
+def _read_exactly(fd: int, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        data = os.read(fd, n - len(out))
+        if not data:
+            raise EOFError("stdin closed before the setup arrived")
+        out += data
+    return bytes(out)
+
+
+def _lifeline(fd: int) -> None:
+    """Exit the moment the parent closes stdin (or dies): a helper never outlives its scan."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass
+    os._exit(0)
+
+
+def main() -> None:
+    from . import index as ix  # after sys.path is the parent's (see index._helper_argv)
+
+    (size,) = ix._FRAME.unpack(_read_exactly(0, ix._FRAME.size))
+    setup = pickle.loads(_read_exactly(0, size))
+    threading.Thread(target=_lifeline, args=(0,), name="triage-scan-lifeline", daemon=True).start()
+    index = ix.FindingIndex([setup["root"]], max_bytes=setup["max_bytes"], keep_findings=setup["keep_findings"])
+    out_fd = setup["out_fd"]
+    ix._write_all(out_fd, ix._FRAME.pack(0))  # hello: started, about to take chunks
+    ix._helper(index, setup["root"], setup["root_fd"], setup["chunks"], setup["queue_fd"], out_fd)
+
+
+def run() -> None:
+    """``main``, then exit without the interpreter's teardown (the objects built are not worth
+    freeing one by one); 1 if anything failed (the parent then reads what was not sent)."""
+    code = 1
+    try:
+        main()
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    run()
