@@ -7,6 +7,7 @@ import os
 import random
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -351,7 +352,18 @@ def test_a_planted_decision_with_a_hostile_id_is_kept_aside_and_not_quoted(kit):
     assert kept.parent == (kit.root / CONFIRM).parent and json.loads(kept.read_bytes())["operator"] == "mallory@example.com"
 
 
-def test_signing_with_a_key_held_by_ssh_agent(kit, tmp_path):
+def test_signing_with_a_key_held_by_ssh_agent(kit, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmpdir"  # where temporary files would go: signing and verifying leave no name there
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    named_while_running: list[list[str]] = []
+    real_run = signing._run
+
+    def run(argv, *args, **kw):  # what a kill at this moment would leave behind
+        named_while_running.append(sorted(p.name for p in scratch.iterdir()))
+        return real_run(argv, *args, **kw)
+
+    monkeypatch.setattr(signing, "_run", run)
     agent = subprocess.run(["ssh-agent", "-s", "-a", str(tmp_path / "agent.sock")], capture_output=True, text=True, check=True)
     pid = int(agent.stdout.split("SSH_AGENT_PID=")[1].split(";")[0])
     env = {**os.environ, "SSH_AUTH_SOCK": str(tmp_path / "agent.sock")}
@@ -373,6 +385,8 @@ def test_signing_with_a_key_held_by_ssh_agent(kit, tmp_path):
         data = Path(done.decision_path).read_bytes()
         assert ssh_verify(data, Path(done.signature_path), kit.allowed, "alice@example.com").returncode == 0
         assert done.payload["key_fingerprint"].startswith("SHA256:")
+        assert decisions.verify_decision(str(kit.root), decisions.paths_for(CONFIRM)[0], kit.policy()).state == "valid"
+        assert len(named_while_running) >= 2 and all(names == [] for names in named_while_running)
     finally:
         os.kill(pid, signal.SIGTERM)
 

@@ -15,8 +15,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 NAMESPACE = "triage-decision-v1"
 TIMEOUT_S = 30
@@ -34,11 +36,11 @@ def ssh_keygen() -> str:
 
 
 def _run(argv: list[str], data: bytes | None = None, *, interactive: bool = False, timeout: float = TIMEOUT_S,
-         cwd: str | None = None) -> subprocess.CompletedProcess[bytes]:
+         cwd: str | None = None, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     # Not interactive: a new session has no controlling terminal, so a passphrase prompt fails
     # at once instead of writing into the console's screen.
     try:
-        return subprocess.run(argv, input=data, capture_output=True, timeout=timeout, cwd=cwd,
+        return subprocess.run(argv, input=data, capture_output=True, timeout=timeout, cwd=cwd, pass_fds=pass_fds,
                               start_new_session=not interactive, env={**os.environ, "LC_ALL": "C"})
     except subprocess.TimeoutExpired:
         raise SigningError(f"{Path(argv[0]).name} did not finish within {timeout:.0f} s") from None
@@ -120,15 +122,27 @@ def fingerprint(public_key: str | None) -> str | None:
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
+@contextmanager
+def _unnamed_file(content: bytes) -> Iterator[tuple[str, int]]:
+    """A file holding ``content`` that ssh-keygen can open by path (``/dev/fd/N``, N passed to it)
+    but that has no name anywhere: nothing is left behind, even if this process is killed."""
+    with tempfile.TemporaryFile() as fh:
+        fh.write(content)
+        fh.flush()
+        fh.seek(0)
+        yield f"/dev/fd/{fh.fileno()}", fh.fileno()
+
+
 def sign(data: bytes, signer: Signer, namespace: str = NAMESPACE) -> bytes:
     """The armoured detached signature of ``data`` (what ``ssh-keygen -Y sign`` writes to X.sig)."""
-    with tempfile.TemporaryDirectory(prefix="triage-sign-") as tmp:
-        key = signer.key
-        if key is None or key.endswith(".pub"):
-            if signer.public_key is None:
-                raise SigningError("no public key to ask ssh-agent for")
-            key = os.path.join(tmp, "agent-key.pub")
-            Path(key).write_text(signer.public_key + "\n", encoding="utf-8")
+    key = signer.key
+    if key is None or key.endswith(".pub"):  # the private half is in ssh-agent: name the public key
+        if signer.public_key is None:
+            raise SigningError("no public key to ask ssh-agent for")
+        with _unnamed_file((signer.public_key + "\n").encode("utf-8")) as (path, fd):
+            proc = _run([ssh_keygen(), "-Y", "sign", "-f", path, "-n", namespace], data, interactive=signer.interactive,
+                        pass_fds=(fd,))
+    else:
         proc = _run([ssh_keygen(), "-Y", "sign", "-f", key, "-n", namespace], data, interactive=signer.interactive)
     if proc.returncode != 0 or not proc.stdout.startswith(b"-----BEGIN SSH SIGNATURE-----"):
         why = _message(proc)
@@ -143,10 +157,9 @@ def verify(data: bytes, signature: bytes, *, allowed_signers: str, principal: st
     """(valid, ssh-keygen's own words) for a detached signature over ``data``."""
     if not os.path.isfile(allowed_signers):
         return False, f"allowed_signers file {allowed_signers} does not exist"
-    with tempfile.TemporaryDirectory(prefix="triage-verify-") as tmp:
-        sig = os.path.join(tmp, "decision.sig")
-        Path(sig).write_bytes(signature)
-        proc = _run([ssh_keygen(), "-Y", "verify", "-f", allowed_signers, "-I", principal, "-n", namespace, "-s", sig], data)
+    with _unnamed_file(signature) as (sig, fd):
+        proc = _run([ssh_keygen(), "-Y", "verify", "-f", allowed_signers, "-I", principal, "-n", namespace, "-s", sig],
+                    data, pass_fds=(fd,))
     out = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
     text = "; ".join(ln.strip() for ln in out if ln.strip())[:300]
     return proc.returncode == 0, text or f"exit status {proc.returncode}"
