@@ -328,12 +328,16 @@ def test_two_hundred_random_sigkills_never_tear_a_decision_or_the_audit_log(kit)
     span = time.perf_counter() - start
     killed_mid_way = 0
     checked: set = set()
-    for i in range(200):
+    i = 0
+    # At least 200 kills, and on until 20 of them landed part-way: on a loaded machine one decision's
+    # time varies, so the span measured above may put most kills after the end (or all before it).
+    while i < 200 or (killed_mid_way < 20 and i < 1000):
         status = child(rng.uniform(0, span * 2))
         killed_mid_way += os.WIFSIGNALED(status)
         _visible_decisions_are_whole_and_signed(kit, run_dir, checked)
         report = audit.verify(str(kit.root))
         assert report.ok, (i, report.problems)
+        i += 1
     published = len([p for p in run_dir.iterdir() if p.name.endswith(".json") and ".decision." in p.name])
     # Both kinds happened: decisions that completed before their kill, and kills part-way.
     assert 2 <= published and killed_mid_way >= 20, (published, killed_mid_way)
