@@ -12,8 +12,10 @@ from console.app import TriageApp
 from console.core import signing
 from console.core.index import sample_runs_dir
 from console.screens.decision import DecisionScreen, Signing
+from console.screens.gates import GateQueueScreen
 from console.screens.main import MainScreen
 from console.screens.resume import QuitScreen, ResumeScreen
+from console.widgets import finding_table
 from decision_kit import RESUME, make_kit
 from test_app import wait_loaded
 from test_decision_screen import until
@@ -94,6 +96,15 @@ async def test_cancel_a_running_resume_with_confirmation(tmp_path):
         result = app.screen.job.result
         assert result.cancelled and result.exit_code is not None and result.exit_code < 0
         assert "cancelled" in str(app.screen.query_one("#resume-state").render())
+        # The cancelled resume spent its decision: the gate waits for a person again, marked, and can be decided anew.
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await until(pilot, lambda: "SPENT" in str(app.screen.query_one("#detail").render()))
+        assert "its resume was cancelled at" in str(app.screen.query_one("#detail").render())
+        assert RESUME in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
+        assert finding_table._gate(app.index.get(next(r.id for r in app.index.rows() if r.path == RESUME))) == "resume !"
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, DecisionScreen))
     assert (kit.root / RESUME).exists()  # the role did not finish
 
 

@@ -29,12 +29,13 @@ def _line(text: Text, label: str, value: object, style: str = "") -> None:
 
 
 DECISION_STYLE = {"valid": "bold green", "unverified": "bold yellow", "stale": "bold yellow", "expired": "bold yellow",
-                  "invalid": "bold red"}
+                  "spent": "bold yellow", "invalid": "bold red"}
 DECISION_WORDS = {
     "valid": "decided",
     "unverified": "decided (signature not checked)",
     "stale": "STALE: the finding changed after it was decided",
     "expired": "EXPIRED",
+    "spent": "SPENT: its resume did not succeed",
     "invalid": "REJECTED: the decision does not verify",
 }
 

@@ -62,7 +62,7 @@ def _class(f: Finding) -> str:
 
 
 # The decision answering a gate, as one mark after the gate's name (the detail pane says it in words).
-DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "invalid": "✗"}
+DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "spent": "!", "invalid": "✗"}
 
 
 def _gate(f: Finding) -> str:
