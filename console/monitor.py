@@ -15,9 +15,15 @@ watchfiles drops that signal, a directory's first files can be written
 before its watch exists, and roots can vanish. A cheap reconciliation
 (directory listing with size and nanosecond mtime, compared with what the
 index holds) runs every ``reconcile_interval`` seconds and after every new
-directory, and catches whatever the events missed. With ``poll`` set, that
-reconciliation *is* the watcher, at the poll interval: it works on shared
-storage where inotify sees nothing from other hosts.
+directory, and catches whatever the events missed. With ``poll`` set, polling
+*is* the watcher, at the poll interval: it works on shared storage where
+inotify sees nothing from other hosts. Polling (and the fall-back when inotify
+cannot watch) lists the roots in another child process, which keeps its
+previous listing and sends only the paths that changed: listing 260,000 files
+and comparing two tables that size held this process's interpreter lock for
+1-2 s each period. One in-process ``reconcile`` after the child's first
+listing covers everything before it; if the child dies or cannot start, the
+poller reconciles in this process again.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from typing import Callable, Iterable
 from watchfiles._rust_notify import RustNotify
 
 from .core.decisions import settings_judge
-from .core.index import MAX_DEPTH, Change, FindingIndex, is_tracked
+from .core.index import HISTORY_JSONL, MAX_DEPTH, STAGE_MD, Change, FindingIndex, is_tracked
 
 DEBOUNCE_MS = 40  # longest a burst is gathered before the index sees it
 STEP_MS = 5  # quiet time that ends a batch early
@@ -93,14 +99,18 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
     return seen, missing
 
 
-def reconcile(index: FindingIndex) -> tuple[Change, list[str]]:
-    """Compare a fresh listing with the index; apply exactly the differences."""
+def reconcile(index: FindingIndex, applied: list[str] | None = None) -> tuple[Change, list[str]]:
+    """Compare a fresh listing with the index; apply exactly the differences (their paths are
+    added to ``applied`` if given)."""
     seen, missing = listing(index)
     known = index.file_stats()
     changed = [os.path.join(root, rel) for (root, rel), st in seen.items() if known.pop((root, rel), None) != st]
     gone = [os.path.join(root, rel) for (root, rel) in known]  # known, but no longer listed
     if not changed and not gone:
         return Change(), missing
+    if applied is not None:
+        applied.extend(changed)
+        applied.extend(gone)
     return index.apply(changed + gone), missing
 
 
@@ -292,6 +302,230 @@ class InProcessWatcher:
         self.close()
 
 
+# The poller's child process: lists the roots as ``listing()`` does (same rules, passed in its
+# config: it imports nothing of the package), keeps its previous listing, and on each request
+# ({"list"} on stdin) sends the paths whose (size, mtime_ns) changed, appeared or went, plus those
+# the parent asked to have rechecked ({"recheck": [...]}), in lines of at most ``chunk`` paths,
+# then {"done", "missing", "cpu"}. Its first listing is the baseline ({"ready"}). stdin's end
+# stops it at once, mid-listing too.
+_LISTER_CHILD = r"""
+import json, os, signal, stat, sys, threading, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (stdin closes)
+
+cfg = json.loads(sys.argv[1])
+ROOTS = cfg["roots"]
+MAX_DEPTH = cfg["max_depth"]
+SUFFIXES = tuple(cfg["suffixes"])
+NAMES = frozenset(cfg["names"])
+SKIP_PREFIXES = tuple(cfg["skip_prefixes"])
+SKIP_SUFFIXES = tuple(cfg["skip_suffixes"])
+CHUNK = cfg["chunk"]
+out = sys.stdout.buffer
+asked = threading.Semaphore(0)
+lock = threading.Lock()
+recheck = set()  # paths to report in the next listing whatever their stat (the parent's own changes)
+
+
+def say(obj):
+    try:
+        out.write(json.dumps(obj).encode() + b"\n")
+        out.flush()
+    except OSError:  # the parent is gone
+        os._exit(0)
+
+
+def requests():
+    buf = bytearray()
+    try:
+        while True:
+            data = os.read(0, 1 << 16)
+            if not data:
+                break
+            start = len(buf)  # look for line ends in the new bytes only
+            buf += data
+            while (end := buf.find(b"\n", start)) >= 0:
+                msg = json.loads(bytes(buf[:end]))
+                del buf[: end + 1]
+                start = 0
+                if msg.get("recheck"):
+                    with lock:
+                        recheck.update(msg["recheck"])
+                if msg.get("list"):
+                    asked.release()
+    except (OSError, ValueError):
+        pass
+    os._exit(0)  # the parent closed the pipe or is gone: stop, even mid-listing
+
+
+def tracked(name):
+    if name.startswith(SKIP_PREFIXES) or name.endswith(SKIP_SUFFIXES):
+        return False
+    return name.endswith(SUFFIXES) or name in NAMES
+
+
+def listing():
+    seen = {}
+    missing = []
+    for root in ROOTS:
+        try:
+            if not stat.S_ISDIR(os.stat(root).st_mode):
+                missing.append(root)
+                continue
+        except OSError:
+            missing.append(root)
+            continue
+        stack = [(root, 0)]
+        while stack:
+            path, depth = stack.pop()
+            try:
+                entries = os.scandir(path)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if depth < MAX_DEPTH and not name.startswith("."):
+                                stack.append((entry.path, depth + 1))
+                        elif tracked(name):
+                            st = entry.stat(follow_symlinks=False)
+                            seen[entry.path] = (st.st_size, st.st_mtime_ns)
+                    except OSError:
+                        continue
+    return seen, missing
+
+
+threading.Thread(target=requests, daemon=True).start()
+started = time.process_time()
+previous, missing = listing()
+say({"ready": True, "files": len(previous), "missing": missing, "cpu": time.process_time() - started})
+while True:
+    asked.acquire()
+    started = time.process_time()
+    current, missing = listing()
+    get = previous.get
+    paths = [path for path, st in current.items() if get(path) != st]
+    paths.extend(path for path in previous if path not in current)
+    with lock:
+        if recheck:
+            paths.extend(recheck - set(paths))
+            recheck.clear()
+    previous = current
+    for i in range(0, len(paths), CHUNK):
+        say({"paths": paths[i:i + CHUNK]})
+    say({"done": True, "files": len(current), "missing": missing, "cpu": time.process_time() - started})
+"""
+
+
+def lister_config(roots: list[str], chunk: int = 5000) -> dict:
+    """What the listing child needs to list exactly as ``listing()`` does (``is_tracked`` spelled
+    out: a test checks the two agree)."""
+    return {"roots": list(roots), "max_depth": MAX_DEPTH, "suffixes": [".json"], "names": [STAGE_MD, HISTORY_JSONL],
+            "skip_prefixes": ["."], "skip_suffixes": ["~"], "chunk": chunk}
+
+
+class ListerGone(OSError):
+    """The listing child process ended or could not start."""
+
+
+class ListerProcess:
+    """The poller's listing in a child process, read through a pipe.
+
+    ``ready()`` waits for its first listing (the baseline); each ``poll()`` asks for one more and
+    hands the paths changed since the previous one to ``on_paths``; ``ListerGone`` when the child
+    ended (the caller then reconciles in this process).
+    """
+
+    STEP_S = 0.1  # how often a wait looks at the stop event
+
+    def __init__(self, roots: list[str], chunk: int = 5000) -> None:
+        if not sys.executable:
+            raise ListerGone(errno.ENOENT, "no Python executable to list in")
+        self.proc = subprocess.Popen([sys.executable, "-c", _LISTER_CHILD, json.dumps(lister_config(roots, chunk))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     close_fds=True)
+        self._fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self._buf = bytearray()
+        self._messages: deque[dict] = deque()
+        self._eof = False
+        self.missing: list[str] = []  # roots the last listing could not read
+        self.cpu = 0.0  # the child's CPU seconds for its last listing
+
+    def _message(self, timeout: float) -> dict | None:
+        """The next message, waiting up to ``timeout`` s; None if none came. ListerGone at the end."""
+        if not self._messages and not self._eof:
+            ready, _, _ = select.select([self._fd], [], [], max(timeout, 0.0))
+            if ready:
+                data = os.read(self._fd, 1 << 16)
+                if not data:
+                    self._eof = True
+                start = len(self._buf)  # look for line ends in the new bytes only
+                self._buf += data
+                while (end := self._buf.find(b"\n", start)) >= 0:
+                    line = bytes(self._buf[:end])
+                    del self._buf[: end + 1]
+                    start = 0
+                    try:
+                        self._messages.append(json.loads(line))
+                    except ValueError:
+                        continue
+        if self._messages:
+            return self._messages.popleft()
+        if self._eof:
+            raise ListerGone(errno.EPIPE, "the listing process ended")
+        return None
+
+    def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None) -> bool:
+        """Read messages until one with ``key`` (True) or ``stop`` is set (False)."""
+        while not stop.is_set():
+            msg = self._message(self.STEP_S)
+            if msg is None:
+                continue
+            if on_paths is not None and msg.get("paths"):
+                on_paths(msg["paths"])
+            if msg.get(key):
+                self.missing = list(msg.get("missing") or ())
+                self.cpu = float(msg.get("cpu") or 0.0)
+                return True
+        return False
+
+    def ready(self, stop: threading.Event) -> bool:
+        """Wait for the baseline listing (True), or until ``stop`` is set (False)."""
+        return self._until("ready", stop)
+
+    def _send(self, obj: dict) -> None:
+        try:
+            self.proc.stdin.write(json.dumps(obj).encode() + b"\n")  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError) as exc:
+            raise ListerGone(errno.EPIPE, f"the listing process ended ({exc})") from None
+
+    def recheck(self, paths: list[str]) -> None:
+        """Have the next listing report these paths whatever their stat: the index changed them
+        outside the child's view (the hand-over's reconcile), so its previous listing may not match."""
+        if paths:
+            self._send({"recheck": paths})
+
+    def poll(self, stop: threading.Event, on_paths: Callable[[list[str]], None]) -> bool:
+        """One listing: every path changed since the previous one goes to ``on_paths`` (in chunks);
+        then ``missing`` and ``cpu`` hold its roots not listed and its CPU time. False if stopped."""
+        self._send({"list": True})
+        return self._until("done", stop, on_paths)
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        try:
+            self.proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()  # type: ignore[union-attr]
+
+
 POLL_DUTY = 0.15  # polling never takes more than this share of a core: slow listings stretch the period
 
 
@@ -325,6 +559,7 @@ class RunMonitor:
         self.status = MonitorStatus("starting", "indexing")
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.lister: ListerProcess | None = None  # the listing child while polling uses one
 
     # --- lifecycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -434,23 +669,85 @@ class RunMonitor:
         self._set_status("degraded", f"{why}; polling every {self.reconcile_interval:g} s instead")
 
     def _poll_loop(self) -> None:
-        wait = self.reconcile_interval
-        while not self._stop.wait(wait):
-            started = time.thread_time()
-            change, missing = reconcile(self.index)
-            self._emit(change)
-            cost = time.thread_time() - started
-            wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
-            if self.poll:
-                self._set_status("polling", f"polling every {self.poll:g} s", missing)
-            elif self.status.mode == "degraded" and missing != list(self.status.missing_roots):
-                # Roots came back (or went): try real watching again.
-                watcher, missing = self._open_watcher()
-                if watcher is not None:
-                    change, _ = reconcile(self.index)
+        """Poll until stopped (or, degraded, until the roots change and real watching works again).
+
+        The listing runs in a child process (``ListerProcess``): this one applies the paths it
+        reports. Hand-over: the child's first listing is its baseline; one in-process
+        ``reconcile`` after it covers everything up to then, and each later listing reports what
+        changed since the previous one. Without the child, each poll is an in-process reconcile.
+        """
+        lister = self._start_lister()
+        try:
+            wait = self.reconcile_interval
+            if lister is not None:
+                # Everything before the child's baseline, and what changed since the scan; what
+                # changes after the baseline the child's next listing reports (again, if it was
+                # also caught here: applying a path twice is harmless). The paths this reconcile
+                # applied are reported again by that listing whatever it sees: a file that appeared
+                # after the baseline and went before the next listing differs in neither of the
+                # child's listings, yet the index took it in here.
+                started = time.thread_time()
+                applied: list[str] = []
+                change, missing = reconcile(self.index, applied)
+                self._emit(change)
+                cost = time.thread_time() - started + lister.cpu
+                try:
+                    lister.recheck(applied)
+                except ListerGone:  # polls reconcile in this process, which needs no hand-over
+                    lister.close()
+                    lister = self.lister = None
+                wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
+                if self.poll:
+                    self._set_status("polling", f"polling every {self.poll:g} s", missing)
+            while not self._stop.wait(wait):
+                started = time.thread_time()
+                child_cpu = 0.0
+                if lister is not None:
+                    try:
+                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths))):
+                            return  # stopped mid-listing
+                        missing, child_cpu = lister.missing, lister.cpu
+                    except ListerGone:  # it died (perhaps mid-listing): reconcile here from now on
+                        lister.close()
+                        lister = self.lister = None
+                if lister is None:
+                    change, missing = reconcile(self.index)
                     self._emit(change)
-                    self._watch_loop(watcher, missing)
-                    return
+                cost = time.thread_time() - started + child_cpu  # this process's share plus the child's
+                wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
+                if self.poll:
+                    self._set_status("polling", f"polling every {self.poll:g} s", missing)
+                elif self.status.mode == "degraded" and missing != list(self.status.missing_roots):
+                    # Roots came back (or went): try real watching again.
+                    watcher, missing = self._open_watcher()
+                    if watcher is not None:
+                        if lister is not None:
+                            lister.close()
+                            lister = self.lister = None
+                        change, _ = reconcile(self.index)
+                        self._emit(change)
+                        self._watch_loop(watcher, missing)
+                        return
+        finally:
+            if lister is not None:
+                lister.close()
+                self.lister = None
+
+    def _start_lister(self) -> "ListerProcess | None":
+        """Start the listing child and wait for its baseline; None if it cannot run (or stopped)."""
+        try:
+            lister = ListerProcess(self.index.roots)
+        except OSError:
+            return None
+        self.lister = lister
+        try:
+            if lister.ready(self._stop):
+                return lister
+        except ListerGone:
+            pass
+        lister.close()
+        self.lister = None
+        return None
 
     def _watch_loop(self, watcher, missing: list[str]) -> None:
         last_reconcile = time.monotonic()

@@ -239,3 +239,246 @@ def test_silent_watch_limit_degrades_to_polling(root: Path, monkeypatch) -> None
         live.monitor.reconcile_interval = 0.1
         write_json(root / "run-y" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-y/FAILURE.json" in live.paths(), timeout=5)
+
+
+# --- polling through the listing child ------------------------------------------------
+
+def _lister_pid(live: Live) -> int:
+    assert live.wait(lambda: live.monitor.lister is not None), "the poller did not start its listing child"
+    return live.monitor.lister.proc.pid
+
+
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True  # exited, not yet reaped by its (former) parent
+        except OSError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_polling_child_sees_new_rewritten_deleted_renamed_and_new_runs(root: Path, monkeypatch) -> None:
+    import console.monitor as monitor
+
+    calls = []
+    real = monitor.reconcile
+    monkeypatch.setattr(monitor, "reconcile", lambda index, *a: calls.append(1) or real(index, *a))
+    with Live(root, poll=0.1) as live:
+        _lister_pid(live)
+        assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "polling")
+        events = root / "run-a" / "events"
+        write_json(events / "e1.json", {"exit_code": 130, "stderr_tail": "^C", "role": "code"})
+        assert live.wait(lambda: "run-a/events/e1.json" in live.paths())
+        assert live.index.get("run-a/events/e1.json").class_ == "interrupted"
+        path = root / "run-a" / "FAILURE.json"
+        write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "permission")
+        write_json(path, FAILURE | {"failure_type": "environment"})  # same second: size or mtime_ns differs
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "environment")
+        os.rename(events / "e1.json", events / "e2.json")
+        assert live.wait(lambda: "run-a/events/e2.json" in live.paths() and "run-a/events/e1.json" not in live.paths())
+        (events / "e2.json").unlink()
+        assert live.wait(lambda: "run-a/events/e2.json" not in live.paths())
+        assert any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed)
+        for i in range(20):
+            write_json(root / f"run-new-{i}" / "nodes" / "n1" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: {f"run-new-{i}/nodes/n1/FAILURE.json" for i in range(20)} <= set(live.paths()))
+        assert live.monitor.lister is not None and live.statuses[-1].mode == "polling"
+    assert calls == [1], "only the hand-over reconciles in this process; the child reports the rest"
+
+
+def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
+    """Changes between the child's baseline and the parent's reconcile, during it, and right after."""
+    import console.monitor as monitor
+
+    path = root / "run-a" / "FAILURE.json"
+    real_ready, real_reconcile = monitor.ListerProcess.ready, monitor.reconcile
+    state = {"calls": 0}
+
+    def ready(self, stop):
+        ok = real_ready(self, stop)
+        # After the child's baseline, before the parent's reconcile: one new file, one rewrite.
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
+        return ok
+
+    def reconcile(index, *args):
+        state["calls"] += 1
+        result = real_reconcile(index, *args)
+        if state["calls"] == 1:
+            # After the reconcile, before the child's next listing: rewritten again, a new run, a deletion.
+            write_json(path, FAILURE | {"failure_type": "environment"})
+            write_json(root / "run-c" / "FAILURE.json", FAILURE)
+            (root / "run-b" / "FAILURE.json").unlink()
+        return result
+
+    monkeypatch.setattr(monitor.ListerProcess, "ready", ready)
+    monkeypatch.setattr(monitor, "reconcile", reconcile)
+    with Live(root, poll=0.1) as live:
+        assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "environment")
+        assert live.wait(lambda: set(live.paths()) == {"run-a/FAILURE.json", "run-c/FAILURE.json"})
+        assert any(f.path == "run-b/FAILURE.json" for c in live.changes for f in c.added)  # seen by the reconcile
+        assert live.monitor.lister is not None
+    assert state["calls"] == 1
+
+
+def test_polling_child_killed_falls_back_to_reconcile(root: Path) -> None:
+    with Live(root, poll=0.1) as live:
+        pid = _lister_pid(live)
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+        os.kill(pid, signal.SIGKILL)
+        write_json(root / "run-c" / "FAILURE.json", FAILURE)
+        (root / "run-a" / "FAILURE.json").unlink()
+        assert live.wait(lambda: set(live.paths()) == {"run-b/FAILURE.json", "run-c/FAILURE.json"})
+        assert live.wait(lambda: live.monitor.lister is None)
+        write_json(root / "run-d" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-d/FAILURE.json" in live.paths())
+        assert live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s")
+
+
+def test_polling_child_that_cannot_start_falls_back(root: Path, monkeypatch) -> None:
+    import console.monitor as monitor
+
+    monkeypatch.setattr(monitor, "_LISTER_CHILD", "import sys; sys.exit(3)")
+    with Live(root, poll=0.1) as live:
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+        assert live.monitor.lister is None and live.statuses[-1].mode == "polling"
+
+
+def test_polling_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
+    with Live(root, poll=0.1) as live:
+        _lister_pid(live)
+        moved = tmp_path / "elsewhere"
+        shutil.move(root, moved)
+        assert live.wait(lambda: live.statuses and root.as_posix() in live.statuses[-1].missing_roots)
+        assert live.wait(lambda: live.paths() == {})
+        shutil.move(moved, root)
+        assert live.wait(lambda: live.paths() == {"run-a/FAILURE.json": "ok"})
+        assert live.wait(lambda: live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s"))
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+        assert live.monitor.lister is not None
+
+
+def test_degraded_polls_through_the_child_and_recovers_a_root(root: Path, monkeypatch, tmp_path: Path) -> None:
+    import console.monitor as monitor
+
+    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
+    with Live(root) as live:
+        assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
+        live.monitor.reconcile_interval = 0.1
+        _lister_pid(live)
+        write_json(root / "run-y" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-y/FAILURE.json" in live.paths())
+        moved = tmp_path / "elsewhere"
+        shutil.move(root, moved)
+        assert live.wait(lambda: root.as_posix() in live.statuses[-1].missing_roots)
+        assert live.wait(lambda: live.paths() == {})
+        shutil.move(moved, root)
+        assert live.wait(lambda: set(live.paths()) == {"run-a/FAILURE.json", "run-y/FAILURE.json"})
+        assert live.wait(lambda: not live.statuses[-1].missing_roots)
+
+
+def test_stop_while_a_listing_runs(root: Path, monkeypatch) -> None:
+    import console.monitor as monitor
+
+    # A child that answers its baseline, then never finishes a listing (and ignores stdin's end).
+    hung = ("import json, os, signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "print(json.dumps({'ready': True, 'missing': [], 'cpu': 0}), flush=True)\nos.read(0, 5)\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n")
+    monkeypatch.setattr(monitor, "_LISTER_CHILD", hung)
+    live = Live(root, poll=0.05)
+    with live:
+        pid = _lister_pid(live)
+        time.sleep(0.2)  # the first listing has been asked for
+    started = time.monotonic()
+    live.monitor.stop()
+    assert time.monotonic() - started < 3.0
+    assert not live.monitor._thread.is_alive()
+    assert _gone(pid, 1.0)
+
+
+def test_stop_ends_a_real_listing_child(root: Path) -> None:
+    live = Live(root, poll=0.05)
+    with live:
+        pid = _lister_pid(live)
+    assert not live.monitor._thread.is_alive()
+    assert _gone(pid, 1.0)
+
+
+def test_listing_child_exits_when_its_parent_dies(root: Path) -> None:
+    script = ("import sys, time\nfrom console.monitor import ListerProcess\n"
+              f"p = ListerProcess([{str(root)!r}])\nprint(p.proc.pid, flush=True)\ntime.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        parent.kill()
+        parent.wait(5)
+        assert _gone(pid)
+    finally:
+        parent.kill()
+
+
+def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
+    """Symlinks not followed, dot-directories skipped, MAX_DEPTH, tracked names: the child's report
+    of a tree written after its (empty) baseline equals ``listing()``."""
+    from console.core.index import MAX_DEPTH
+    from console.monitor import ListerProcess, listing
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    write_json(outside / "FAILURE.json", FAILURE)
+    stop = threading.Event()
+    lister = ListerProcess([str(root), str(tmp_path / "absent")], chunk=3)
+    try:
+        assert lister.ready(stop) and lister.missing == [str(tmp_path / "absent")]
+        run = root / "run-a"
+        for name in ("FAILURE.json", "STAGE.md", "history.jsonl", "notes.txt", ".hidden.json", "x.json~",
+                     "FAILURE.decision.json", "FAILURE.decision.json.sig", "log.jsonl"):
+            write_json(run / name, {})
+        write_json(run / ".git" / "a.json", {})
+        write_json(run / "nodes" / ".cache" / "b.json", {})
+        deep = run
+        for i in range(MAX_DEPTH + 2):
+            deep = deep / f"d{i}"
+            write_json(deep / "attempt.json", {})
+        (run / "linked").symlink_to(outside, target_is_directory=True)
+        (run / "link.json").symlink_to(outside / "FAILURE.json")
+        got: list[str] = []
+        assert lister.poll(stop, got.extend)
+        index = FindingIndex([root, tmp_path / "absent"])
+        seen, missing = listing(index)
+        assert sorted(got) == sorted(os.path.join(r, rel) for r, rel in seen)
+        assert lister.missing == missing
+        assert str(run / "link.json") in got and not any("/linked/" in p for p in got)
+        again: list[str] = []
+        assert lister.poll(stop, again.extend) and again == []
+        (run / "FAILURE.json").unlink()
+        write_json(run / "STAGE.md", {"x": 1})
+        assert lister.poll(stop, again.extend) and sorted(again) == [str(run / "FAILURE.json"), str(run / "STAGE.md")]
+    finally:
+        lister.close()
+
+
+def test_listing_child_rule_is_is_tracked() -> None:
+    from console.core.index import is_tracked
+    from console.monitor import lister_config
+
+    cfg = lister_config([])
+
+    def child_tracked(name: str) -> bool:  # the child's test, from its config
+        if name.startswith(tuple(cfg["skip_prefixes"])) or name.endswith(tuple(cfg["skip_suffixes"])):
+            return False
+        return name.endswith(tuple(cfg["suffixes"])) or name in cfg["names"]
+
+    names = ["FAILURE.json", "STAGE.md", "history.jsonl", "stage.md", "History.jsonl", ".x.json", "a.json~", "a.json.tmp",
+             "a.decision.json", "a.decision.json.sig", "report.JSON", "x.jsonl", "events.json", "json", ".json", "~",
+             "STAGE.md~", ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp"]
+    assert [child_tracked(n) for n in names] == [is_tracked(n) for n in names]
