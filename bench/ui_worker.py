@@ -341,7 +341,8 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
 
         if "workers" in inspect.signature(FindingIndex.scan).parameters:
             # The index forks helper processes when it scans on a process's only thread (as just
-            # now); the console scans on its monitor's thread, in one process. Same tree, one process:
+            # now); the console scans on its monitor's thread, where helpers are started as fresh
+            # interpreters instead. For reference, the same tree in one process:
             idx = FindingIndex([tree])
             t0 = time.monotonic()
             idx.scan(workers=1)
