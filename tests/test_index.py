@@ -66,6 +66,17 @@ def paths(index: FindingIndex) -> set[str]:
 
 # --------------------------------------------------------------------------- scan
 
+def test_the_first_runs_rows_are_handed_over_at_once_then_in_batches(tmp_path):
+    """A console shows the first findings as soon as one run is read, not when the first batch interval ends."""
+    write(tmp_path, "run-empty/notes.md", "not tracked")  # a run with no finding sends nothing
+    tree(tmp_path)
+    batches: list[list] = []
+    FindingIndex([tmp_path]).scan(on_batch=batches.append, batch_s=3600.0)
+    assert len(batches) == 2 and all(batches)  # the first run with findings at once, the rest at the end
+    assert {f.run for f in batches[0]} in ({RUN_A}, {RUN_B})
+    assert {f.path for batch in batches for f in batch} == paths(indexed(tmp_path))
+
+
 def test_scan_indexes_every_tracked_file(tmp_path):
     tree(tmp_path)
     index = indexed(tmp_path)

@@ -372,7 +372,7 @@ class FindingIndex:
         prints: dict[str, list[int]] = {}
         derived: set[tuple[str, str]] = set()
         pending: list[Row] = []
-        last_flush = time.monotonic()
+        last_flush = 0.0  # the first run's rows go out at once: a console shows them before the next batch is due
 
         def finish(key: tuple[str, str], state: RunState | None = None) -> None:
             """A run is read: derive it (unless a helper did), judge it, count it, stream it."""
@@ -390,7 +390,7 @@ class FindingIndex:
             if on_batch is not None:
                 pending.extend(state.findings.values())
                 now = time.monotonic()
-                if now - last_flush >= batch_s:
+                if pending and now - last_flush >= batch_s:
                     on_batch(pending[:])
                     pending.clear()
                     last_flush = now
