@@ -451,13 +451,16 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
             write_json(deep / "attempt.json", {})
         (run / "linked").symlink_to(outside, target_is_directory=True)
         (run / "link.json").symlink_to(outside / "FAILURE.json")
+        odd = os.fsdecode(os.fsencode(str(run)) + b"/bad-\xff-name.json")  # not UTF-8: survives the JSON pipe
+        with open(odd, "w") as fh:
+            fh.write("{}")
         got: list[str] = []
         assert lister.poll(stop, got.extend)
         index = FindingIndex([root, tmp_path / "absent"])
         seen, missing = listing(index)
         assert sorted(got) == sorted(os.path.join(r, rel) for r, rel in seen)
         assert lister.missing == missing
-        assert str(run / "link.json") in got and not any("/linked/" in p for p in got)
+        assert str(run / "link.json") in got and odd in got and not any("/linked/" in p for p in got)
         again: list[str] = []
         assert lister.poll(stop, again.extend) and again == []
         (run / "FAILURE.json").unlink()
