@@ -19,9 +19,9 @@ directory, and catches whatever the events missed. With ``poll`` set, polling
 *is* the watcher, at the poll interval: it works on shared storage where
 inotify sees nothing from other hosts. Polling (and the fall-back when inotify
 cannot watch) lists the roots in another child process, which keeps its
-previous listing and sends only the paths that changed: listing 260,000 files
-and comparing two tables that size held this process's interpreter lock for
-1-2 s each period. One in-process ``reconcile`` after the child's first
+previous listing and sends only the paths that changed: at 100,000 runs,
+listing 260,000 files and comparing two tables that size here held this
+process's interpreter lock for seconds each period. One in-process ``reconcile`` after the child's first
 listing covers everything before it; if the child dies or cannot start, the
 poller reconciles in this process again.
 """
@@ -768,6 +768,9 @@ class RunMonitor:
                 roots_changed = any(os.path.isdir(r) == (r in missing) for r in self.index.roots)
                 if roots_changed or now - last_reconcile >= self.reconcile_interval:
                     # Catch what events missed (queue overflow); a vanished root needs saying.
+                    # In this process, not the listing child: the child reports what changed since
+                    # its previous listing, which here would be every path the events already
+                    # applied (each re-read again), where this compares with the index itself.
                     change, now_missing = reconcile(self.index)
                     self._emit(change)
                     last_reconcile = now

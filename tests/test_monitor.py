@@ -485,3 +485,35 @@ def test_listing_child_rule_is_is_tracked() -> None:
              "a.decision.json", "a.decision.json.sig", "report.JSON", "x.jsonl", "events.json", "json", ".json", "~",
              "STAGE.md~", ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp"]
     assert [child_tracked(n) for n in names] == [is_tracked(n) for n in names]
+
+
+def test_polling_child_converges_under_writes_across_the_hand_over(root: Path) -> None:
+    """Files created, rewritten and deleted without pause while the child takes its baseline, the
+    parent reconciles and the first listings run: once writing stops, the index equals a listing."""
+    from console.monitor import listing
+
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            run = root / f"run-w{i % 7}"
+            write_json(run / f"e{i % 11}.json", {"exit_code": 1, "stderr_tail": f"FAILED test_{i}"})
+            if i % 3 == 0:
+                (run / f"e{(i * 5) % 11}.json").unlink(missing_ok=True)
+            i += 1
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        with Live(root, poll=0.05) as live:
+            _lister_pid(live)
+            time.sleep(0.5)  # writes continue across the hand-over and a few listings
+            stop.set()
+            thread.join()
+            assert live.wait(lambda: live.index.file_stats() == listing(live.index)[0], timeout=10)
+            assert live.monitor.lister is not None
+    finally:
+        stop.set()
+        thread.join()
