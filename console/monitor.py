@@ -183,7 +183,32 @@ class WatcherGone(OSError):
     """The watcher's child process ended or could not start."""
 
 
-class WatcherProcess:
+class _Child:
+    """A helper process of the monitor, spoken to through its stdin and stdout; closing its stdin
+    ends it (killed if it is still there a second later)."""
+
+    proc: subprocess.Popen[bytes]
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        try:
+            self.proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()  # type: ignore[union-attr]
+
+    def __enter__(self) -> "_Child":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WatcherProcess(_Child):
     """watchfiles' ``RustNotify`` in a child process, read through a pipe.
 
     ``ready()`` blocks until it watches (``OSError`` if it cannot: the watch limit, a vanished
@@ -257,23 +282,6 @@ class WatcherProcess:
                 return "timeout"
         return "stop"
 
-    def close(self) -> None:
-        try:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
-        try:
-            self.proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()  # type: ignore[union-attr]
-
-    def __enter__(self) -> "WatcherProcess":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class InProcessWatcher:
@@ -429,7 +437,7 @@ class ListerGone(OSError):
     """The listing child process ended or could not start."""
 
 
-class ListerProcess:
+class ListerProcess(_Child):
     """The poller's listing in a child process, read through a pipe.
 
     ``ready()`` waits for its first listing (the baseline); each ``poll()`` asks for one more and
@@ -513,17 +521,6 @@ class ListerProcess:
         self._send({"list": True})
         return self._until("done", stop, on_paths)
 
-    def close(self) -> None:
-        try:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
-        try:
-            self.proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()  # type: ignore[union-attr]
 
 
 POLL_DUTY = 0.15  # polling never takes more than this share of a core: slow listings stretch the period

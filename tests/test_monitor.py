@@ -138,17 +138,22 @@ def test_burst_coalesces(root: Path) -> None:
         assert len(live.changes) < 2000 / 5, f"{len(live.changes)} batches for 2000 files"
 
 
+def vanish_and_return(live: "Live", root: Path, tmp_path: Path, status: Callable[[], bool]) -> None:
+    """The root moves away (reported missing, its findings go), comes back, and new files show again."""
+    moved = tmp_path / "elsewhere"
+    shutil.move(root, moved)
+    assert live.wait(lambda: live.statuses and root.as_posix() in live.statuses[-1].missing_roots)
+    assert live.wait(lambda: live.paths() == {})
+    shutil.move(moved, root)
+    assert live.wait(lambda: live.paths() == {"run-a/FAILURE.json": "ok"})
+    assert live.wait(status)
+    write_json(root / "run-b" / "FAILURE.json", FAILURE)
+    assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+
+
 def test_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
     with Live(root, reconcile_interval=0.2) as live:
-        moved = tmp_path / "elsewhere"
-        shutil.move(root, moved)
-        assert live.wait(lambda: live.statuses and root.as_posix() in live.statuses[-1].missing_roots)
-        assert live.wait(lambda: live.paths() == {})
-        shutil.move(moved, root)
-        assert live.wait(lambda: live.paths() == {"run-a/FAILURE.json": "ok"})
-        write_json(root / "run-b" / "FAILURE.json", FAILURE)
-        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
-        assert live.statuses[-1].mode == "live"
+        vanish_and_return(live, root, tmp_path, lambda: live.statuses[-1].mode == "live")
 
 
 def test_polling_mode_sees_same_second_rewrites(root: Path) -> None:
@@ -354,15 +359,7 @@ def test_polling_child_that_cannot_start_falls_back(root: Path, monkeypatch) -> 
 def test_polling_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
     with Live(root, poll=0.1) as live:
         _lister_pid(live)
-        moved = tmp_path / "elsewhere"
-        shutil.move(root, moved)
-        assert live.wait(lambda: live.statuses and root.as_posix() in live.statuses[-1].missing_roots)
-        assert live.wait(lambda: live.paths() == {})
-        shutil.move(moved, root)
-        assert live.wait(lambda: live.paths() == {"run-a/FAILURE.json": "ok"})
-        assert live.wait(lambda: live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s"))
-        write_json(root / "run-b" / "FAILURE.json", FAILURE)
-        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+        vanish_and_return(live, root, tmp_path, lambda: live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s"))
         assert live.monitor.lister is not None
 
 
