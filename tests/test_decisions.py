@@ -345,6 +345,25 @@ def test_two_hundred_random_sigkills_never_tear_a_decision_or_the_audit_log(kit)
     assert _decide(kit, CONFIRM, choice="approve").payload["choice"] == "approve"
 
 
+@pytest.mark.parametrize("linked", [(".sig",), (".sig", "")])
+def test_keeping_a_stale_decision_aside_resumes_after_a_crash_half_way(kit, linked):
+    """A decider killed while moving the stale decision aside left hard links under the kept name
+    (the signature's, or both): the next decider finishes the move instead of failing or copying twice."""
+    first = _decide(kit, CONFIRM)
+    first_sig = Path(first.signature_path).read_bytes()
+    (kit.root / CONFIRM).write_bytes((kit.root / CONFIRM).read_bytes() + b" ")  # first is stale now
+    decision = Path(first.decision_path)
+    kept = decision.with_name(decision.name.replace(".decision.json", f".decision.{first.decision_id}.json"))
+    for ext in linked:
+        os.link(str(decision) + ext, str(kept) + ext)
+    second = _decide(kit, CONFIRM)
+    assert second.payload["supersedes"] == first.decision_id and Path(kit.root / second.superseded) == kept
+    assert json.loads(kept.read_bytes())["decision_id"] == first.decision_id
+    assert kept.with_name(kept.name + ".sig").read_bytes() == first_sig
+    copies = [p.name for p in decision.parent.iterdir() if first.decision_id in p.name]
+    assert sorted(copies) == sorted([kept.name, kept.name + ".sig"])
+
+
 def test_a_planted_decision_with_a_hostile_id_is_kept_aside_and_not_quoted(kit):
     finding = kit.finding(CONFIRM)
     planted = decisions.build_payload(finding, gate="confirm", choice="approve", operator="mallory@example.com", lifetime_s=60)

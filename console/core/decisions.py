@@ -587,6 +587,16 @@ def _exists(dir_fd: int, name: str) -> bool:
         return False
 
 
+def _same_file(dir_fd: int, a: str, b: str) -> bool:
+    """Whether two names are links to one file (never following a symlink)."""
+    try:
+        sa = os.stat(a, dir_fd=dir_fd, follow_symlinks=False)
+        sb = os.stat(b, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
 def _open_lock(dir_fd: int, name: str) -> int:
     try:
         return os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
@@ -622,11 +632,17 @@ def _keep(dir_fd: int, name: str, old: dict[str, Any] | None, dir_rel: str) -> s
     old_id = (old or {}).get("decision_id")
     tag = old_id if _plain_id(old_id) else secrets.token_hex(8)
     kept = f"{base}.{tag}.json"
-    if _exists(dir_fd, kept):
+
+    def taken(k: str) -> bool:
+        """In use by another file: not by this decision's own keep, interrupted half-way by a crash."""
+        return any(_exists(dir_fd, k + ext) and not _same_file(dir_fd, name + ext, k + ext) for ext in ("", ".sig"))
+
+    if taken(kept):
         kept = f"{base}.{tag}-{secrets.token_hex(4)}.json"
-    if _exists(dir_fd, name + ".sig"):
+    if _exists(dir_fd, name + ".sig") and not _exists(dir_fd, kept + ".sig"):
         os.link(name + ".sig", kept + ".sig", src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-    os.link(name, kept, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    if not _exists(dir_fd, kept):
+        os.link(name, kept, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     audit.fsync_dir(dir_fd)
     os.unlink(name, dir_fd=dir_fd)  # the decision goes first: a visible decision always has its signature
     if _exists(dir_fd, name + ".sig"):
