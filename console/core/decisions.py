@@ -67,6 +67,7 @@ CHOICE_HELP: dict[str, str] = {
 }
 REMEDIES = ("revise_skill", "swap_agent", "reduce_task")
 COMMENT_REQUIRED = frozenset({"escalation", "hold"})
+RESUMING_CHOICES = ("resume", "retry")  # choices that run the root's resume command (resume.py), once
 
 State = Literal["valid", "unverified", "stale", "expired", "spent", "invalid"]
 
@@ -345,9 +346,9 @@ def verify_decision(root: str, decision_rel: str, policy: Policy, *, finding: Fi
         return Verdict("expired", (f"expired at {p.expires_at}",), decision_rel, payload)
     if issued > now + timedelta(minutes=5):
         return bad(f"issued in the future ({p.issued_at})", payload=payload)
-    from .resume import RESUMING_CHOICES, spent
-
     if p.choice in RESUMING_CHOICES:
+        from .resume import spent
+
         why = spent(root, p.run_id, p.decision_id)
         if why:
             return Verdict("spent", (why,), decision_rel, payload)
@@ -486,7 +487,7 @@ def prepare(root: str, finding: Any, *, choice: str, operator: str | None, polic
     if before is not None and before.current and not _is_symlink(root, decision_rel):
         raise AlreadyDecided(before.payload or {}, decision_rel)
     supersedes = (before.payload or {}).get("decision_id") if before is not None else None
-    if not _plain_id(supersedes):  # a planted file's "id" is not copied into a signed payload
+    if not plain_id(supersedes):  # a planted file's "id" is not copied into a signed payload
         supersedes = None
     payload = build_payload(finding, gate=gate, choice=choice, operator=operator, lifetime_s=policy.lifetime_s,
                             comment=comment, remedy=remedy, answer=answer, supersedes=supersedes,
@@ -538,7 +539,7 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
             _check_target(dir_fd, name)
             again = current(root, finding, policy, now=now)
             seen = (again.payload or {}).get("decision_id") if again is not None else None
-            seen = seen if _plain_id(seen) else None
+            seen = seen if plain_id(seen) else None
             if again is not None and again.current:
                 raise AlreadyDecided(again.payload or {}, decision_rel)
             if seen != supersedes:  # someone replaced it meanwhile, with something not current: start over
@@ -566,7 +567,8 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
                    superseded=kept, audit_seq=entry["seq"])
 
 
-def _plain_id(value: Any) -> bool:
+def plain_id(value: Any) -> bool:
+    """A decision id safe to put in a file name or a signed payload: short, ASCII letters, digits, dashes."""
     return isinstance(value, str) and 0 < len(value) <= 64 and value.replace("-", "").isalnum() and value.isascii()
 
 
@@ -630,7 +632,7 @@ def _keep(dir_fd: int, name: str, old: dict[str, Any] | None, dir_rel: str) -> s
     """Move a decision that is no longer current (and its signature) to a name of its own; returns it."""
     base = name[: -len(".json")]
     old_id = (old or {}).get("decision_id")
-    tag = old_id if _plain_id(old_id) else secrets.token_hex(8)
+    tag = old_id if plain_id(old_id) else secrets.token_hex(8)
     kept = f"{base}.{tag}.json"
 
     def taken(k: str) -> bool:
@@ -770,9 +772,9 @@ class Judge:
 
 def _result_stat(root: str, run: str, mark: Mark) -> tuple[int, int, int] | None:
     """The identity of a resume result that can spend this decision (part of the judge's cache key)."""
-    from .resume import RESULTS, RESUMING_CHOICES, STATE_DIR
+    from .resume import RESULTS, STATE_DIR
 
-    if mark.choice not in RESUMING_CHOICES or not _plain_id(mark.decision_id):
+    if mark.choice not in RESUMING_CHOICES or not plain_id(mark.decision_id):
         return None
     try:
         st = os.lstat(os.path.join(root, run, STATE_DIR, RESULTS, f"{mark.decision_id}.json"))

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 
 from . import audit, reading
 from .config import RootSettings
+from .decisions import RESUMING_CHOICES, iso, plain_id
 
 STATE_DIR = audit.AUDIT_DIR
 LOCK = "resume.lock"
@@ -38,7 +39,6 @@ GUARD = "resume.guard"
 RESULTS = "resume"
 GRACE_S = 5.0
 MAX_LINE = 4000
-RESUMING_CHOICES = ("resume", "retry")
 
 
 class ResumeError(Exception):
@@ -78,8 +78,6 @@ def placeholders(root: str, finding: Any, decision_path: str) -> dict[str, str]:
 
 
 def _now() -> str:
-    from .decisions import iso
-
     return iso(datetime.now(timezone.utc))
 
 
@@ -182,7 +180,7 @@ def spent(root: str, run: str, decision_id: str) -> str | None:
     the decision answered nothing: its gate waits for a person again, and deciding again
     supersedes it. A result file an agent could plant only ever reopens a gate, never closes one.
     """
-    if not _plain(decision_id):
+    if not plain_id(decision_id):
         return None
     result = status(root, run, decision_id)["result"]
     if result is None:
@@ -198,11 +196,6 @@ def spent(root: str, run: str, decision_id: str) -> str | None:
     if not result:
         return "its resume's result cannot be read"
     return "its resume's outcome is unknown (the console running it went away)"
-
-
-def _plain(decision_id: Any) -> bool:
-    return (isinstance(decision_id, str) and 0 < len(decision_id) <= 64 and decision_id.isascii()
-            and decision_id.replace("-", "").isalnum())
 
 
 @dataclass
@@ -276,7 +269,7 @@ class Resume:
             # Its process is gone: stale. The decision it ran did run, so it gets a result (outcome
             # unknown: nobody was there to see it end) and is never started again.
             stale_id = lock.get("decision_id")
-            if _plain(stale_id):
+            if plain_id(stale_id):
                 results = audit.subdir(dir_fd, RESULTS, create=False)
                 try:
                     if _read_json_at(results, f"{stale_id}.json") is None:
