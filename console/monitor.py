@@ -184,10 +184,46 @@ class WatcherGone(OSError):
 
 
 class _Child:
-    """A helper process of the monitor, spoken to through its stdin and stdout; closing its stdin
-    ends it (killed if it is still there a second later)."""
+    """A helper process of the monitor: a script run with ``python -c`` (it imports nothing of the
+    package), its config as JSON in argv, JSON lines on stdout; closing its stdin ends it (killed
+    if it is still there a second later)."""
 
-    proc: subprocess.Popen[bytes]
+    GONE: type[OSError] = OSError  # raised when it cannot start or has ended
+    WHAT = "child process"  # for those messages
+
+    def __init__(self, script: str, cfg: dict) -> None:
+        if not sys.executable:
+            raise self.GONE(errno.ENOENT, f"no Python executable to run the {self.WHAT} in")
+        self.proc = subprocess.Popen([sys.executable, "-c", script, json.dumps(cfg)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+        self._fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self._buf = bytearray()
+        self._messages: deque[dict] = deque()
+        self._eof = False
+
+    def _next(self, timeout: float) -> dict | None:
+        """The next message, waiting up to ``timeout`` s; None if none came. ``GONE`` at the end."""
+        if not self._messages and not self._eof:
+            ready, _, _ = select.select([self._fd], [], [], max(timeout, 0.0))
+            if ready:
+                data = os.read(self._fd, 1 << 16)
+                if not data:
+                    self._eof = True
+                start = len(self._buf)  # look for line ends in the new bytes only
+                self._buf += data
+                while (end := self._buf.find(b"\n", start)) >= 0:
+                    line = bytes(self._buf[:end])
+                    del self._buf[: end + 1]
+                    start = 0
+                    try:
+                        self._messages.append(json.loads(line))
+                    except ValueError:
+                        continue
+        if self._messages:
+            return self._messages.popleft()
+        if self._eof:
+            raise self.GONE(errno.EPIPE, f"the {self.WHAT} ended")
+        return None
 
     def close(self) -> None:
         try:
@@ -217,42 +253,22 @@ class WatcherProcess(_Child):
 
     STEP_S = 0.1  # how often a wait looks at the stop event
 
+    GONE = WatcherGone
+    WHAT = "file watcher process"
+
     def __init__(self, paths: list[str], debounce_ms: int, step_ms: int) -> None:
-        cfg = {"paths": paths, "debounce_ms": debounce_ms, "step_ms": step_ms}
-        if not sys.executable:
-            raise WatcherGone(errno.ENOENT, "no Python executable to run the watcher in")
-        self.proc = subprocess.Popen([sys.executable, "-c", _WATCHER_CHILD, json.dumps(cfg)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
-        self._fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        self._buf = b""
-        self._messages: deque[dict] = deque()
-        self._eof = False
+        super().__init__(_WATCHER_CHILD, {"paths": paths, "debounce_ms": debounce_ms, "step_ms": step_ms})
         self.watches: int | None = None  # inotify watches the child holds, once ready
 
     def _message(self, timeout: float) -> dict | None:
-        """The next message, waiting up to ``timeout`` s; None if none came. WatcherGone at the end."""
-        if not self._messages and not self._eof:
-            ready, _, _ = select.select([self._fd], [], [], max(timeout, 0.0))
-            if ready:
-                data = os.read(self._fd, 1 << 16)
-                if not data:
-                    self._eof = True
-                *lines, self._buf = (self._buf + data).split(b"\n")
-                for line in lines:
-                    try:
-                        self._messages.append(json.loads(line))
-                    except ValueError:
-                        continue
-        if self._messages:
-            msg = self._messages.popleft()
-            if "error" in msg:
-                self._eof = True
-                self._messages.clear()
-                raise OSError(msg.get("error") or errno.EIO, msg.get("detail") or "file watching failed")
-            return msg
-        if self._eof:
-            raise WatcherGone(errno.EPIPE, "the file watcher process ended")
-        return None
+        """The next message, waiting up to ``timeout`` s; None if none came. WatcherGone at the end,
+        OSError if the child could not watch."""
+        msg = self._next(timeout)
+        if msg is not None and "error" in msg:
+            self._eof = True
+            self._messages.clear()
+            raise OSError(msg.get("error") or errno.EIO, msg.get("detail") or "file watching failed")
+        return msg
 
     def ready(self, stop: threading.Event, timeout: float = 600.0) -> bool:
         """Wait until the child watches every root (True), or ``stop`` is set (False)."""
@@ -447,47 +463,18 @@ class ListerProcess(_Child):
 
     STEP_S = 0.1  # how often a wait looks at the stop event
 
+    GONE = ListerGone
+    WHAT = "listing process"
+
     def __init__(self, roots: list[str], chunk: int = 5000) -> None:
-        if not sys.executable:
-            raise ListerGone(errno.ENOENT, "no Python executable to list in")
-        self.proc = subprocess.Popen([sys.executable, "-c", _LISTER_CHILD, json.dumps(lister_config(roots, chunk))],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     close_fds=True)
-        self._fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        self._buf = bytearray()
-        self._messages: deque[dict] = deque()
-        self._eof = False
+        super().__init__(_LISTER_CHILD, lister_config(roots, chunk))
         self.missing: list[str] = []  # roots the last listing could not read
         self.cpu = 0.0  # the child's CPU seconds for its last listing
-
-    def _message(self, timeout: float) -> dict | None:
-        """The next message, waiting up to ``timeout`` s; None if none came. ListerGone at the end."""
-        if not self._messages and not self._eof:
-            ready, _, _ = select.select([self._fd], [], [], max(timeout, 0.0))
-            if ready:
-                data = os.read(self._fd, 1 << 16)
-                if not data:
-                    self._eof = True
-                start = len(self._buf)  # look for line ends in the new bytes only
-                self._buf += data
-                while (end := self._buf.find(b"\n", start)) >= 0:
-                    line = bytes(self._buf[:end])
-                    del self._buf[: end + 1]
-                    start = 0
-                    try:
-                        self._messages.append(json.loads(line))
-                    except ValueError:
-                        continue
-        if self._messages:
-            return self._messages.popleft()
-        if self._eof:
-            raise ListerGone(errno.EPIPE, "the listing process ended")
-        return None
 
     def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None) -> bool:
         """Read messages until one with ``key`` (True) or ``stop`` is set (False)."""
         while not stop.is_set():
-            msg = self._message(self.STEP_S)
+            msg = self._next(self.STEP_S)
             if msg is None:
                 continue
             if on_paths is not None and msg.get("paths"):
