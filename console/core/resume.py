@@ -157,20 +157,22 @@ def status(root: str, run: str, decision_id: str | None = None) -> dict[str, Any
         return {"running": None, "result": None}
     try:
         lock = _read_json_at(fd, LOCK)
-        result = None
-        if decision_id:
-            try:
-                rfd = audit.subdir(fd, RESULTS, create=False)
-            except (audit.AuditError, OSError):
-                rfd = None
-            if rfd is not None:
-                try:
-                    result = _read_json_at(rfd, f"{decision_id}.json")
-                finally:
-                    os.close(rfd)
-        return {"running": lock if lock and alive(lock) else None, "result": result}
+        return {"running": lock if lock and alive(lock) else None,
+                "result": _result_at(fd, decision_id) if decision_id else None}
     finally:
         os.close(fd)
+
+
+def _result_at(state_fd: int, decision_id: str) -> dict[str, Any] | None:
+    """A decision's resume result in the run's state directory: None if there is none, {} if unreadable."""
+    try:
+        rfd = audit.subdir(state_fd, RESULTS, create=False)
+    except (audit.AuditError, OSError):
+        return None
+    try:
+        return _read_json_at(rfd, f"{decision_id}.json")
+    finally:
+        os.close(rfd)
 
 
 def spent(root: str, run: str, decision_id: str) -> str | None:
@@ -182,7 +184,14 @@ def spent(root: str, run: str, decision_id: str) -> str | None:
     """
     if not plain_id(decision_id):
         return None
-    result = status(root, run, decision_id)["result"]
+    try:  # the result alone: not the lock, nor whether its process lives (status() asks that)
+        fd = audit.state_dir(root, run, create=False)
+    except (reading.UnsafePath, audit.AuditError, OSError):
+        return None
+    try:
+        result = _result_at(fd, decision_id)
+    finally:
+        os.close(fd)
     if result is None:
         return None
     code, when = result.get("exit_code"), result.get("ended_at")
