@@ -236,7 +236,7 @@ def test_a_cancelled_resume_reopens_its_gate_in_the_index(kit):
     assert again.payload["supersedes"] == done.decision_id
 
 
-def test_only_a_resuming_decision_is_spent_and_a_planted_result_can_only_reopen_a_gate(kit):
+def test_a_result_spends_a_decision_unless_it_says_exit_0_so_a_planted_one_only_reopens_a_gate(kit):
     finding, done = signed(kit)
     results = kit.root / RUN / ".triage" / "resume"
     results.mkdir(parents=True)
