@@ -13,7 +13,7 @@ import pytest
 from console.app import TriageApp
 from console.core.findings import Finding
 from console.core.index import FindingIndex
-from console.core.query import parse_filter
+from console.core.query import Facets, parse_filter
 from console.widgets import finding_table
 from console.widgets.finding_table import FindingTable, _Sorted, select_rows
 
@@ -52,6 +52,44 @@ def test_select_rows_equals_the_predicate(rows, query):
     key = finding_table.SORT_FUNCS["run"]
     ordered = _Sorted(key, sorted(rows, key=key))  # a blocked order, as the table filters it
     assert select_rows(keep, ordered) == [f for f in ordered if keep(f)]
+    assert list(ordered.select(keep)) == [f for f in ordered if keep(f)]
+
+
+def _crowded() -> Facets:
+    """Facets whose 255 codes are all taken by tuples no real row has: every row gets OTHER."""
+    facets = Facets()
+    for i in range(300):
+        facets.code(Finding(id=f"x{i}", root="/r", path=f"x{i}", run="x", format="raw", status="ok",
+                            taxonomy="stage", class_=f"made-up-{i}", route="none"))
+    return facets
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("facets", [Facets, _crowded], ids=["coded", "past-255-tuples"])
+def test_selecting_by_facet_codes_equals_the_predicate(rows, query, facets):
+    keep = parse_filter(query)
+    key = finding_table.SORT_FUNCS["route"]
+    old_block = finding_table.BLOCK
+    finding_table.BLOCK = 16  # many blocks, some split by the inserts below
+    try:
+        ordered = _Sorted(key, sorted(rows[: len(rows) // 2], key=key), facets=facets())
+        for f in rows[len(rows) // 2 :]:
+            ordered.insert(f)
+        for f in rows[::7]:
+            assert ordered.remove(f)
+        expected = [f for f in ordered if keep(f)]
+        chosen = ordered.select(keep)
+        assert list(chosen) == expected
+        # ... and the chosen rows keep their codes in step: filtering them again (as a narrowed
+        # query does) and changing them live still agree with the predicate.
+        for f in rows[::7][:40]:
+            if keep(f):
+                chosen.insert(f)
+        again = parse_filter(query + " route:human")
+        assert list(chosen.select(again)) == [f for f in sorted([*expected, *(f for f in rows[::7][:40] if keep(f))],
+                                                                 key=key) if again(f)]
+    finally:
+        finding_table.BLOCK = old_block
 
 
 def test_select_rows_with_a_plain_predicate(rows):

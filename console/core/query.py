@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterable
 from .findings import Finding
 
 FIELDS = ("route", "class", "gate", "run", "format", "status", "node")
+# Terms that read only a finding's facets (see ``facets``): few distinct values over many findings.
+FACETED = ("route", "class", "gate", "gate*", "format", "status")
 # Terms whose match only gets stricter as their value grows (substring tests).
 _SUBSTRING = ("word", "run", "node")
 
@@ -70,6 +72,18 @@ class Filter:
     def __init__(self, query: str = "") -> None:
         self.query = query
         self._terms = _terms(query)
+
+    @classmethod
+    def _of(cls, terms: list[tuple[str, str]]) -> "Filter":
+        made = cls.__new__(cls)
+        made.query = " ".join(f"{kind}:{value}" for kind, value in terms)
+        made._terms = terms
+        return made
+
+    def split(self) -> tuple["Filter", "Filter"]:
+        """(the terms that read only facets, the others): both must match."""
+        faceted = [t for t in self._terms if t[0] in FACETED]
+        return Filter._of(faceted), Filter._of([t for t in self._terms if t[0] not in FACETED])
 
     @property
     def everything(self) -> bool:
@@ -132,6 +146,42 @@ class Filter:
             # Two independent iterations of the same rows: one feeds the tests, one is filtered.
             out = list(compress(iter(out), map(memo.__getitem__, map(get, iter(out)))))
         return out if isinstance(out, list) and out is not rows else list(out)
+
+
+class Facets:
+    """Numbers the distinct facet tuples (everything the faceted terms read: route, class, gate,
+    format, status, superseded or not) of many findings 0..254, so that a faceted filter is one
+    256-byte translation of a ``bytes`` of codes (``table``), tested once per distinct tuple.
+
+    A few dozen tuples occur in practice (the class mostly decides the route); past 255, the
+    code is ``OTHER``: the filter must test that finding itself.
+    """
+
+    OTHER = 255
+    __slots__ = ("_codes", "_samples")
+
+    def __init__(self) -> None:
+        self._codes: dict[tuple, int] = {}
+        self._samples: list[Finding] = []  # one finding per code, to test filters on
+
+    def code(self, f: Finding) -> int:
+        key = (f.route, f.class_, f.gate, f.format, f.status, f.superseded_by is None)
+        code = self._codes.get(key)
+        if code is None:
+            if len(self._samples) >= self.OTHER:
+                return self.OTHER
+            code = self._codes[key] = len(self._samples)
+            self._samples.append(f)
+        return code
+
+    def table(self, faceted: Filter) -> bytes:
+        """For ``bytes.translate``: 1 where ``faceted`` keeps the findings of that code, else 0
+        (``OTHER`` maps to 1: those findings are candidates to test one by one)."""
+        keep = bytearray(256)
+        for code, sample in enumerate(self._samples):
+            keep[code] = faceted(sample)
+        keep[self.OTHER] = 1
+        return bytes(keep)
 
 
 def parse_filter(query: str) -> Filter:

@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import Reactive
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Sparkline, Static
@@ -83,6 +84,13 @@ class FilterInput(Input):
     on_value: Callable[[str], None] | None = None
 
     def _watch_value(self, value: str) -> None:
+        # The prompt is one line of a fixed size: a longer text needs no layout pass of the whole
+        # screen (about 25 ms at 120x36), which Input's own setting of ``virtual_size`` asks for.
+        size = Size(self.content_width, 1)
+        if size != self.virtual_size:
+            self.set_reactive(Input.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
         super()._watch_value(value)
         if self.on_value is not None and not _events_waiting(self.app):
             self.on_value(value)

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import accumulate, chain, islice
+from itertools import accumulate, chain, compress, islice
 from typing import Callable, ClassVar
 
 from rich.segment import Segment
@@ -29,7 +29,7 @@ from textual.strip import Strip
 
 from ..core.decisions import settles, state_now
 from ..core.findings import Finding
-from ..core.query import parse_filter
+from ..core.query import Facets, parse_filter
 from ..core.safety import safe
 
 NEW_FOR = 3.0  # seconds a new row stays marked
@@ -138,15 +138,25 @@ class _Sorted(Sequence):
     Inserting or removing a row touches one block (a bisect over the blocks' last keys, one
     within the block), so a live change costs the same at 1,000 or 200,000 rows; reading row
     ``i`` is a bisect over the blocks' start offsets.
+
+    With ``facets``, each block keeps beside its rows their facet codes (``Facets.code``, one
+    byte per row), so ``select`` tests a faceted filter without touching the rows.
     """
 
-    __slots__ = ("key", "_blocks", "_maxes", "_starts", "_len")
+    __slots__ = ("key", "facets", "_blocks", "_codes", "_maxes", "_starts", "_len")
 
-    def __init__(self, key: Callable[[Finding], tuple], rows: list[Finding] | None = None) -> None:
-        """``rows`` must already be in ``key`` order."""
+    def __init__(self, key: Callable[[Finding], tuple], rows: list[Finding] | None = None, *,
+                 facets: Facets | None = None, codes: bytes | bytearray | None = None) -> None:
+        """``rows`` must already be in ``key`` order; ``codes``, if given, are theirs (else computed)."""
         rows = rows or []
         self.key = key
+        self.facets = facets
         self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
+        self._codes: list[bytearray] | None = None
+        if facets is not None:
+            if codes is None:
+                codes = bytes(map(facets.code, rows))
+            self._codes = [bytearray(codes[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)]
         self._maxes = [key(b[-1]) for b in self._blocks]
         self._len = len(rows)
         self._starts: list[int] | None = None
@@ -179,21 +189,27 @@ class _Sorted(Sequence):
     def insert(self, row: Finding) -> None:
         key = self.key
         k = key(row)
-        blocks, maxes = self._blocks, self._maxes
+        blocks, maxes, codes = self._blocks, self._maxes, self._codes
         if not blocks:
             blocks.append([row])
             maxes.append(k)
+            if codes is not None:
+                codes.append(bytearray((self.facets.code(row),)))  # type: ignore[union-attr]
         else:
             b = min(bisect_right(maxes, k), len(blocks) - 1)
             block = blocks[b]
             pos = bisect_right(block, k, key=key)
             block.insert(pos, row)
+            if codes is not None:
+                codes[b].insert(pos, self.facets.code(row))  # type: ignore[union-attr]
             if pos == len(block) - 1:
                 maxes[b] = k
             if len(block) > 2 * BLOCK:
                 half = len(block) // 2
                 blocks[b : b + 1] = [block[:half], block[half:]]
                 maxes[b : b + 1] = [key(block[half - 1]), maxes[b]]
+                if codes is not None:
+                    codes[b : b + 1] = [codes[b][:half], codes[b][half:]]
         self._len += 1
         self._starts = None
 
@@ -219,13 +235,48 @@ class _Sorted(Sequence):
         b, pos = found
         block = self._blocks[b]
         del block[pos]
+        if self._codes is not None:
+            del self._codes[b][pos]
         if not block:
             del self._blocks[b], self._maxes[b]
+            if self._codes is not None:
+                del self._codes[b]
         elif pos == len(block):
             self._maxes[b] = self.key(block[-1])
         self._len -= 1
         self._starts = None
         return True
+
+    def select(self, keep: Callable[[Finding], bool]) -> "_Sorted":
+        """The rows ``keep`` keeps, in the same order.
+
+        For a ``Filter`` over coded rows, its faceted terms are one ``bytes.translate`` of each
+        block's codes and a ``compress`` (about a fifth of the time of testing the rows: at
+        200,000 rows, 7-13 ms instead of 35-60); the other terms then test only what is left.
+        """
+        split = getattr(keep, "split", None)
+        if self._codes is None or split is None:
+            return _Sorted(self.key, select_rows(keep, self))
+        faceted, rest = split()
+        facets: Facets = self.facets  # type: ignore[assignment]
+        table = facets.table(faceted)
+        rows: list[Finding] = []
+        codes = bytearray()
+        other = Facets.OTHER
+        for block, block_codes in zip(self._blocks, self._codes):
+            mask = block_codes.translate(table)
+            if other in block_codes:  # rows past the numbered facet tuples: test them one by one
+                mask = bytes(m and (c != other or faceted(r)) for r, c, m in zip(block, block_codes, mask))
+            kept = mask.count(1)
+            if kept == len(block):
+                rows.extend(block)
+                codes.extend(block_codes)
+            elif kept:
+                rows.extend(compress(block, mask))
+                codes.extend(compress(block_codes, mask))
+        if rest.everything:
+            return _Sorted(self.key, rows, facets=facets, codes=codes)
+        return _Sorted(self.key, rest.select(rows))
 
 
 class _View(Sequence):
@@ -307,7 +358,8 @@ class FindingTable(ScrollView, can_focus=True):
         # after the initial scan), kept current by live changes; the view is the current key's
         # order itself, or the rows of it that pass the filter.
         self._orders: dict[str, _Sorted] = {}
-        self._view = self._orders["time"] = _Sorted(SORT_FUNCS["time"])
+        self._facets = Facets()  # the orders keep each row's facet code: faceted filters test codes, not rows
+        self._view = self._orders["time"] = _Sorted(SORT_FUNCS["time"], facets=self._facets)
         self._generation = 0  # bumped when every row is replaced (background builds then start over)
         self._log: list[tuple[bool, Finding]] | None = None  # changes made while an order is built aside
         self._held: object = _UNSET  # the selection when apply(settle=False) first held the repaint back
@@ -434,7 +486,7 @@ class FindingTable(ScrollView, can_focus=True):
         order = self._orders.get(key)
         if order is None:
             func = SORT_FUNCS[key]
-            order = self._orders[key] = _Sorted(func, sorted(self._all.values(), key=func))
+            order = self._orders[key] = _Sorted(func, sorted(self._all.values(), key=func), facets=self._facets)
             _keep_from_collector()
         return order
 
@@ -447,11 +499,11 @@ class FindingTable(ScrollView, can_focus=True):
         if getattr(self._filter, "everything", False):
             self._view = self._order(self.sort_key)
         elif base is not None and base.key is func:
-            self._view = _Sorted(func, self._select(base))
+            self._view = base.select(self._filter)
         elif base is not None and len(base) <= SMALL:
             self._view = _Sorted(func, sorted(self._select(base), key=func))
         else:
-            self._view = _Sorted(func, self._select(self._order(self.sort_key)))
+            self._view = self._order(self.sort_key).select(self._filter)
         self._settle(current)
 
     def _rebuild(self) -> None:
@@ -511,10 +563,13 @@ class FindingTable(ScrollView, can_focus=True):
                     runs.append(sorted(rows[i : i + CHUNK], key=func))
                     await asyncio.sleep(0)
                 merged: list[Finding] = []
+                codes = bytearray()
+                code = self._facets.code
                 it = heapq.merge(*runs, key=func)
                 while True:
                     part = list(islice(it, CHUNK))
                     merged.extend(part)
+                    codes.extend(map(code, part))
                     if len(part) < CHUNK:
                         break
                     await asyncio.sleep(0)
@@ -523,7 +578,7 @@ class FindingTable(ScrollView, can_focus=True):
                     return  # every row was replaced meanwhile (set_findings builds what it needs)
                 if key in self._orders:
                     continue  # a sort key change needed it first and sorted it then
-                order = _Sorted(func, merged)
+                order = _Sorted(func, merged, facets=self._facets, codes=codes)
                 for present, row in log:
                     if present:
                         order.insert(row)
