@@ -480,16 +480,24 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         eff = next((f.t for f in frames if all(f.sigs[y] == final.sigs[y] for y in rows)), None)
         comp = next((f.t for f in frames if f.sigs == final.sigs), None)
         changed = before is None or any(before.sigs[y] != final.sigs[y] for y in rows)
+        # The table's rows as text, its scrollbar left out (``rows_text``): while a filter fills in
+        # slices, the rows on screen are final early and the scrollbar's thumb shrinks as rows arrive.
+        table_region = table.scrollable_content_region
+        xs = slice(table_region.x, table_region.right)
+        ys = range(table_region.y, table_region.bottom)
+        text = next((f.t for f in frames if all(f.lines[y][xs] == final.lines[y][xs] for y in ys)), None)
         return dict(res, first=frames[0].t - t0, effect=(eff - t0) if eff else None,
-                    complete=(comp - t0) if comp else None, changed=changed)
+                    complete=(comp - t0) if comp else None, rows_text=(text - t0) if text else None, changed=changed)
 
     def collect(samples: list[dict[str, Any]]) -> dict[str, Any]:
         s = summary([x["effect"] for x in samples])
         s["first_frame"] = summary([x["first"] for x in samples])
         s["complete"] = summary([x["complete"] for x in samples])
+        s["rows_text"] = summary([x["rows_text"] for x in samples])
         s["checks_failed"] = sum(1 for x in samples if not x["ok"])
         s["no_visible_change"] = sum(1 for x in samples if not x["changed"])
         s["frames_per_key"] = round(sum(x["frames"] for x in samples) / max(1, len(samples)), 2)
+        s["each_ms"] = [ms(x["effect"]) for x in samples]
         return s
 
     total = len(table.rows)
@@ -531,6 +539,28 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
     out["filter"]["terms"] = [terms[i % len(terms)] for i in range(kcfg.get("filter", 6))]
     out["filter"]["matches"] = [x["matches"] for x in samples]
     progress(f"ui[{label}]: filter p95 {out['filter']['p95_ms']} ms")
+
+    # filter by a free word: tested row by row, so at the big tree it is applied in slices (the
+    # first screen in the keypress, the rest between frames). ``effect`` (p95_ms) is the frame whose
+    # table (rows and scrollbar) equals its settled state; ``rows_text`` the frame whose rows' text
+    # does (the scrollbar's thumb still shrinking); ``complete`` the frame equal everywhere, the count
+    # included.
+    words = ["fail", "impl", "pytest", "timeout", "r-0001", "xyzzy"]
+    samples = []
+    for i in range(kcfg.get("filter_word", 6)):
+        word = words[i % len(words)]
+        await pilot.press("slash", *word[:-1])
+        await settle()
+        samples.append(await one(word[-1], ["#findings"], lambda t=word: box.value == t))
+        samples[-1]["matches"] = len(table.rows)
+        await pilot.press("escape")
+        await settle()
+    if samples:
+        out["filter_word"] = collect(samples)
+        out["filter_word"]["terms"] = [words[i % len(words)] for i in range(len(samples))]
+        out["filter_word"]["matches"] = [x["matches"] for x in samples]
+        progress(f"ui[{label}]: filter (free word) p95 {out['filter_word']['p95_ms']} ms, "
+                 f"complete p95 {out['filter_word']['complete']['p95_ms']} ms")
 
     # open detail: enter on a row (focus moves to the detail pane), then tab back (not measured)
     samples = []

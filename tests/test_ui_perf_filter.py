@@ -3,6 +3,7 @@ in the table's order, also while live changes arrive and when typed key by key i
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sys
 from datetime import datetime, timezone
@@ -79,6 +80,18 @@ def test_selecting_by_facet_codes_equals_the_predicate(rows, query, facets):
             assert ordered.remove(f)
         expected = [f for f in ordered if keep(f)]
         chosen = ordered.select(keep)
+        # read as the table reads it (length, row i, a row's place) before its rows are all made
+        assert len(chosen) == len(expected)
+        assert [chosen[i] for i in range(len(chosen) - 1, -1, -1)] == expected[::-1]
+        where = {f.id: i for i, f in enumerate(expected)}
+        assert [chosen.position(f) for f in ordered] == [where.get(f.id) for f in ordered]
+        # the order changes (a live row) after the selection was made: the selection does not
+        newcomer = Finding(id="new", root="/r", path="zz/new.json", run="zz", format="raw", status="ok",
+                           taxonomy="stage", class_="F5", route="human")
+        again_first = ordered.select(keep)
+        ordered.insert(newcomer)
+        assert list(again_first) == expected
+        assert ordered.remove(newcomer)
         assert list(chosen) == expected
         # ... and the chosen rows keep their codes in step: filtering them again (as a narrowed
         # query does) and changing them live still agree with the predicate.
@@ -107,7 +120,12 @@ def _make(rng: random.Random, i: int) -> Finding:
                    confidence=rng.choice([None, 0.5, rng.random()]), next_action=rng.choice([None, "re-run the failing test"]))
 
 
-async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_changes() -> None:
+@pytest.mark.parametrize("fill_from", [finding_table.FILL_FROM, 50], ids=["at-once", "in-slices"])
+async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_changes(fill_from, monkeypatch) -> None:
+    monkeypatch.setattr(finding_table, "FILL_FROM", fill_from)
+    monkeypatch.setattr(finding_table, "FIRST_SLICE_S", 0.0)
+    monkeypatch.setattr(finding_table, "FIRST_SLICE_MAX_S", 0.0)
+    monkeypatch.setattr(finding_table, "SLICE_S", 0.0)
     rng = random.Random(17)
     app = TriageApp(["/nonexistent/triage-runs"], monitor=False, clock=lambda: FROZEN)
     old_block = finding_table.BLOCK
@@ -134,7 +152,13 @@ async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_cha
                 if step % 3 == 0:
                     table.action_cycle_sort()
                 if step % 4 == 0:
-                    await pilot.pause()  # the background order builds go on meanwhile
+                    await pilot.pause()  # the background order builds (and fills) go on meanwhile
+                if step % 5 == 0:
+                    table.action_reverse_sort()
+                for _ in range(500):
+                    if table.filling is None:
+                        break
+                    await pilot.pause()
                 expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
                 assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
     finally:
@@ -158,6 +182,100 @@ async def test_typing_a_filter_key_by_key_shows_the_predicates_rows() -> None:
             keep = parse_filter(term)
             # applied in the keypress itself, not a message later
             assert [f.id for f in table.rows] == [f.id for f in everything if keep(f)], term
+            # and the detail follows to the row now under the cursor (a frame later)
+            await pilot.pause()
+            assert table.selected.path in str(app.screen.query_one("#detail").render()), term
             await pilot.press("escape")
             await pilot.pause()
             assert len(table.rows) == len(everything)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["ascending", "reversed"])
+@pytest.mark.parametrize("query", ["fail", "r-0001", "node:impl route:human", "run:0 class:F5", "nothing-matches-this"])
+def test_a_fill_in_slices_shows_a_prefix_and_ends_equal_to_the_predicate_despite_live_changes(query, reverse):
+    """The table's rule for live rows during a fill (add to the result only what the fill passed;
+    remove from both) keeps the result equal to the predicate's rows, and at every slice the rows
+    found so far are exactly the first ones of the display order."""
+    rng = random.Random(len(query) + reverse)
+    keep = parse_filter(query)
+    key = finding_table.SORT_FUNCS["run"]
+    old_block = finding_table.BLOCK
+    finding_table.BLOCK = 8
+    try:
+        live = {f"id{i}": _make(rng, i) for i in range(600)}
+        order = _Sorted(key, sorted(live.values(), key=key), facets=Facets())
+        result = _Sorted(key)
+        fill = finding_table._Fill(order, keep, reverse)
+        n, steps = 1000, 0
+        while not fill.step(result, 0.0):
+            steps += 1
+            for _ in range(3):
+                gone = live.pop(rng.choice(sorted(live)))
+                order.remove(gone)
+                result.remove(gone)
+                new = _make(rng, n)
+                n += 1
+                live[new.id] = new
+                order.insert(new)
+                if keep(new) and fill.covers(new):
+                    result.insert(new)
+            shown = list(reversed(result)) if reverse else list(result)
+            matching = sorted((f for f in live.values() if keep(f)), key=key, reverse=reverse)
+            assert shown == [f for f in matching if fill.covers(f)]
+            assert 0 <= fill.progress < 1
+        assert steps > 20  # many slices, each after live changes
+        assert list(result) == sorted((f for f in live.values() if keep(f)), key=key)
+    finally:
+        finding_table.BLOCK = old_block
+
+
+async def test_a_large_free_word_filter_paints_its_first_rows_at_once_and_the_rest_in_slices(monkeypatch) -> None:
+    """In the app: the keypress shows matches and 'filtering N%', later frames complete the rows
+    (exactly the predicate's), live changes meanwhile included, and the status says when done."""
+    rng = random.Random(3)
+    monkeypatch.setattr(finding_table, "FILL_FROM", 100)
+    monkeypatch.setattr(finding_table, "FIRST_SLICE_S", 0.0)  # the first slice: a block or two
+    monkeypatch.setattr(finding_table, "FIRST_SLICE_MAX_S", 0.0)
+    monkeypatch.setattr(finding_table, "SLICE_S", 0.0)  # each later slice: one block
+    monkeypatch.setattr(finding_table, "BLOCK", 16)
+    go_on = asyncio.Event()
+    fill_rest = FindingTable._fill_rest
+
+    async def held(self, fill):  # the later slices wait until the keypress's frame was checked
+        await go_on.wait()
+        await fill_rest(self, fill)
+
+    monkeypatch.setattr(FindingTable, "_fill_rest", held)
+    app = TriageApp(["/nonexistent/triage-runs"], monitor=False, clock=lambda: FROZEN)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FindingTable)
+        live = {f"id{i}": _make(rng, i) for i in range(3000)}
+        table.set_findings(list(live.values()))
+        table.focus()
+        await pilot.press("slash", *"fail")
+        keep = parse_filter("fail")
+        assert table.filling is not None
+        first = [f.id for f in table.rows]
+        assert first and len(first) < sum(map(keep, live.values()))
+        status = str(app.screen.query_one("#status").render())
+        assert "filtering" in status
+        go_on.set()
+        added_ids = set()
+        n = 5000
+        for _ in range(400):
+            if table.filling is None:
+                break
+            added = _make(rng, n)
+            n += 1
+            live[added.id] = added
+            added_ids.add(added.id)
+            table.apply([added], [], [])
+            await pilot.pause()
+        assert table.filling is None
+        expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
+        assert [f.id for f in table.rows] == [f.id for f in expected]
+        # the rows painted first are still the first (live rows aside)
+        assert [f.id for f in table.rows if f.id not in added_ids][: len(first)] == first
+        await pilot.pause()
+        assert "filtering" not in str(app.screen.query_one("#status").render())

@@ -258,7 +258,10 @@ class MainScreen(Screen[None]):
             text.append(f"  {route} {count(routes.get(route, 0))}")
         text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
-        if shown != total:
+        filling = self.table.filling
+        if filling is not None:
+            text.append(f"  showing {count(shown)}/{count(total)} · filtering {filling:.0%}", style="italic")
+        elif shown != total:
             text.append(f"  showing {shown}/{total}", style="italic")
         detail = getattr(app, "watch_detail", "")
         if detail:
@@ -302,6 +305,10 @@ class MainScreen(Screen[None]):
             self._detail_timer = self.set_timer(DETAIL_DELAY, lambda: self._follow(self.table.selected))
         else:
             self._follow(finding)
+
+    @on(FindingTable.Filtering)
+    def _filtering(self) -> None:
+        self.refresh_status()
 
     @on(FindingTable.CursorMoved)
     def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
