@@ -23,6 +23,8 @@ import pickle
 import threading
 import traceback
 
+HELPER_NICE = 10
+
 
 def _read_exactly(fd: int, n: int) -> bytes:
     out = bytearray()
@@ -45,6 +47,12 @@ def _lifeline(fd: int) -> None:
 
 
 def main() -> None:
+    try:
+        # Below the console's own priority: the scan takes the CPU the console leaves idle, so a
+        # repaint or a keypress does not wait behind it (two cores, two helpers, one console).
+        os.nice(HELPER_NICE)
+    except OSError:
+        pass
     from . import index as ix  # after sys.path is the parent's (see index._helper_argv)
 
     (size,) = ix._FRAME.unpack(_read_exactly(0, ix._FRAME.size))
