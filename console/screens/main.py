@@ -263,6 +263,12 @@ class MainScreen(Screen[None]):
             text.append(f"  showing {count(shown)}/{count(total)} · filtering {filling:.0%}", style="italic")
         elif shown != total:
             text.append(f"  showing {shown}/{total}", style="italic")
+        # The same on the filter prompt's frame, where the eye is while typing (the status bar's
+        # end is cut off below about 150 columns).
+        box = self.query_one("#filter", Input)
+        if box.display:
+            progress = f" · filtering {filling:.0%}" if filling is not None else ""
+            box.border_subtitle = f"{shown:,} of {total:,}{progress}"
         detail = getattr(app, "watch_detail", "")
         if detail:
             text.append(f"  {safe(detail, max_len=120)}", style="dim")
@@ -363,6 +369,7 @@ class MainScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         box.display = True  # now, not at the next style pass: keys typed right after '/' belong to the filter
         self.set_focus(box)
+        self.refresh_status()  # (the prompt's count)
 
     def action_clear(self) -> None:
         box = self.query_one("#filter", Input)
