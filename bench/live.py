@@ -456,6 +456,7 @@ class _NaivePoller:
         self.root, self.interval = root, interval
         self._stop = threading.Event()
         self.last: dict[str, tuple[int, int]] = {}
+        self.changed = 0  # paths seen changed, over all polls
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def listing(self) -> dict[str, tuple[int, int]]:
@@ -473,7 +474,7 @@ class _NaivePoller:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             now = self.listing()
-            _changed = [p for p, st in now.items() if self.last.get(p) != st]
+            self.changed += sum(1 for p, st in now.items() if self.last.get(p) != st)  # the comparison a poller does
             self.last = now
 
     def start(self) -> "_NaivePoller":

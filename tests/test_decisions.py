@@ -17,7 +17,7 @@ import pytest
 
 from console.core import audit, decisions, signing
 from console.core.config import ConfigError, load_policy, load_settings, parse_duration
-from decision_kit import CLARIFY, CONFIRM, ESCALATION, GATED, HOLD, make_kit, ssh_sign, ssh_verify
+from decision_kit import CONFIRM, GATED, HOLD, make_kit, ssh_sign, ssh_verify
 
 pytestmark = pytest.mark.skipif(signing.shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed")
 
