@@ -306,6 +306,33 @@ async def test_footer_follows_the_focus_without_rebuilding() -> None:
         assert "Detail" in shown() and "Sort" in shown()
 
 
+async def test_keys_that_come_with_the_first_row_are_shown_in_place(tmp_path) -> None:
+    """Copy and Open appear once a row is selected, in the footer built before any row came."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from console.core.index import FindingIndex
+
+    empty = tmp_path / "runs"
+    empty.mkdir()
+    app = make_app(empty)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.2)
+        footer = app.screen.query_one(Footer)
+
+        def shown() -> list[str]:
+            return [k.description for k in footer.query(FooterKey) if k.display]
+
+        keys = list(footer.query(FooterKey))
+        assert "Copy action" not in shown() and "Open file" not in shown() and "Filter" in shown()
+        index = FindingIndex([str(sample_runs_dir())])
+        index.scan(workers=1)
+        app.screen.load(index.rows())
+        await pilot.pause()
+        assert "Copy action" in shown() and "Open file" in shown()
+        assert list(footer.query(FooterKey)) == keys  # shown in place, not rebuilt
+
+
 async def test_detail_follows_the_highlighted_row_when_a_filter_changes_it() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:

@@ -45,6 +45,41 @@ class SteadyFooter(Footer):
                 and self._update_in_place()):
             super().bindings_changed(screen)
 
+    def compose(self) -> ComposeResult:
+        """A key for every binding the focused pane could show, those not active now hidden, so
+        that a key that comes later (c and o once a row is selected, d on a gate) is shown in
+        place: a rebuild mounts and styles every key again (30-50 ms, the first row's frame)."""
+        if not self._bindings_ready:
+            return
+        screen = self.screen
+        active = {b.action: (b, enabled) for (_n, b, enabled, _t) in screen.active_bindings.values() if b.show}
+        possible: dict[str, Binding] = {}  # action -> its first binding down the focus chain
+        seen_keys: set[str] = set()
+        for _namespace, bindings in screen._modal_binding_chain:
+            for key, binding in bindings:
+                if key in seen_keys:
+                    continue
+                seen_keys.add(key)
+                if binding.show:
+                    if binding.group is not None:
+                        yield from super().compose()  # grouped keys: the stock layout
+                        return
+                    possible.setdefault(binding.action, binding)
+        self.styles.grid_size_columns = len(possible)
+        for action, binding in possible.items():
+            shown = active.get(action)
+            widget = FooterKey(binding.key, self.app.get_key_display(binding), binding.description, action,
+                               disabled=not (shown[1] if shown else True), tooltip=binding.tooltip)
+            widget.display = shown is not None and shown[0].key == binding.key
+            yield widget.data_bind(compact=Footer.compact)
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            found = screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+            if found is not None:
+                _node, binding, enabled, tooltip = found
+                yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+                                classes="-command-palette", disabled=not enabled,
+                                tooltip=binding.tooltip or binding.description)
+
     def _update_in_place(self) -> bool:
         wanted: dict[str, tuple] = {}  # action -> (key, description, enabled), first binding per action
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
