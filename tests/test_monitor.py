@@ -514,3 +514,47 @@ def test_polling_child_converges_under_writes_across_the_hand_over(root: Path) -
     finally:
         stop.set()
         thread.join()
+
+
+def test_what_changes_during_the_scan_and_before_the_watch_begins_is_caught(root: Path) -> None:
+    """The watch is set up after the scan (so it does not take a core from it): a file written
+    while the scan runs, and one written after the scan but before the watcher is ready, are
+    both in the index once the monitor is live, with a change announced for each."""
+    for i in range(40):
+        write_json(root / f"run-{i:03d}" / "FAILURE.json", FAILURE)
+    wrote_during: list[Path] = []
+
+    def during_scan(rows) -> None:
+        if not wrote_during:
+            wrote_during.append(root / "zz-during" / "FAILURE.json")
+            write_json(wrote_during[0], dict(FAILURE, failure_type="timeout"))
+
+    index = FindingIndex([root])
+    changes: list[Change] = []
+    statuses: list[MonitorStatus] = []
+    cond = threading.Condition()
+
+    def noted(store):
+        def note(item) -> None:
+            with cond:
+                store.append(item)
+                cond.notify_all()
+        return note
+
+    after_ready = root / "zz-after" / "FAILURE.json"
+    monitor = RunMonitor(index, noted(changes), on_status=noted(statuses), on_batch=during_scan,
+                         on_ready=lambda: write_json(after_ready, dict(FAILURE, failure_type="dependency")))
+    monitor.start()
+    try:
+        deadline = time.monotonic() + 15
+        want = {"zz-during/FAILURE.json", "zz-after/FAILURE.json"}
+        with cond:
+            while not (want <= {f.path for f in index.findings()} and any(s.mode == "live" for s in statuses)):
+                assert time.monotonic() < deadline, (statuses, sorted(f.path for f in index.findings())[-3:])
+                cond.wait(0.05)
+        announced = {f.path for c in changes for f in c.added}
+        # the file written during the scan may be read by the scan itself; the later one cannot be
+        assert "zz-after/FAILURE.json" in announced
+        assert wrote_during
+    finally:
+        monitor.stop()
