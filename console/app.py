@@ -159,7 +159,9 @@ class TriageApp(App[None]):
     def on_triage_app_index_ready(self, _message: IndexReady) -> None:
         self.indexing = False
         if self.watch_mode == "indexing":
-            self.watch_mode = "live" if self.monitor is not None else "static"
+            # With a monitor, the watch is set up now (after the scan): "starting" until it says
+            # how it watches (live, polling or degraded).
+            self.watch_mode = "starting" if self.monitor is not None else "static"
         self.watch_detail = ""
         problems = "; ".join(f"{root}: {why}" for root, why in self.index.root_problems.items())
         if problems:

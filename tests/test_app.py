@@ -346,3 +346,24 @@ async def test_detail_follows_the_highlighted_row_when_a_filter_changes_it() -> 
         await pilot.press(*"zzz-no-such-thing")
         await pilot.pause(0.2)
         assert table.selected is None and screen._detail_of is None
+
+
+async def test_the_status_bar_says_starting_until_the_watch_is_live(tmp_path) -> None:
+    """The watch is set up after the scan: the mode reads "starting" from the end of the scan until
+    the monitor says it watches, then "live", in the painted status bar."""
+    import shutil
+
+    root = tmp_path / "runs"
+    shutil.copytree(sample_runs_dir(), root, ignore=shutil.ignore_patterns(".tools"))
+    app = TriageApp([str(root)], monitor=True, clock=lambda: FROZEN)
+    modes: list[str] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(500):
+            if not modes or modes[-1] != app.watch_mode:
+                modes.append(app.watch_mode)
+            if app.watch_mode == "live":
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert "● live" in str(app.screen.query_one("#status").render())
+    assert modes == ["indexing", "starting", "live"]
