@@ -252,6 +252,14 @@ def region_rows(app: TriageApp, selector: str) -> list[int]:
     return list(range(reg.y, reg.y + reg.height))
 
 
+MODE_RE = re.compile(r"^\s*● \S+")
+
+
+def counts_of(status_line: str) -> str:
+    """The status line without its leading watch mode (``● live``, ``● starting``...)."""
+    return MODE_RE.sub("", status_line, count=1)
+
+
 def has_row(lines: tuple[str, ...] | list[str]) -> bool:
     return any(ROW_RE.search(line) for line in lines)
 
@@ -387,7 +395,9 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         t_ready_painted = None
         if msgs.ready_t is not None and final is not None:
             for fr in frames:
-                if fr.t >= msgs.ready_t and fr.lines[sy] == final_status and has_row(fr.lines):
+                # The counts as finally shown; the watch mode at the line's start is left out: the
+                # watch is set up after the scan ("starting" until it is live), which is not indexing.
+                if fr.t >= msgs.ready_t and counts_of(fr.lines[sy]) == counts_of(final_status) and has_row(fr.lines):
                     t_ready_painted = fr.t
                     break
         before_ready = [fr for fr in frames if msgs.ready_t is None or fr.t < msgs.ready_t]

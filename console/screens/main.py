@@ -289,8 +289,8 @@ class MainScreen(Screen[None]):
         # What needs a person first; the rest may be cut by a narrow terminal.
         text.append(f"  gates {count(gates)}", style="bold" if gates else "")
         text.append(f"  unreadable {count(problems)}", style="bold" if problems else "")
-        for route in ("human", "retry", "fix", "replan", "none"):
-            text.append(f"  {route} {count(routes.get(route, 0))}")
+        for i, route in enumerate(("human", "retry", "fix", "replan", "none")):  # one group: single spaces
+            text.append(f"{'  ' if i == 0 else ' '}{route} {count(routes.get(route, 0))}")
         text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
         filling = self.table.filling
