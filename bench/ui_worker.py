@@ -256,8 +256,9 @@ MODE_RE = re.compile(r"^\s*● \S+")
 
 
 def counts_of(status_line: str) -> str:
-    """The status line without its leading watch mode (``● live``, ``● starting``...)."""
-    return MODE_RE.sub("", status_line, count=1)
+    """The status line without its leading watch mode (``● live``, ``● starting``...), spaces
+    collapsed (a shorter mode word moves what follows it, the sparkline too)."""
+    return " ".join(MODE_RE.sub("", status_line, count=1).split())
 
 
 def has_row(lines: tuple[str, ...] | list[str]) -> bool:
