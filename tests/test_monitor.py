@@ -558,3 +558,33 @@ def test_what_changes_during_the_scan_and_before_the_watch_begins_is_caught(root
         assert wrote_during
     finally:
         monitor.stop()
+
+
+def test_a_file_that_could_not_be_opened_is_retried_until_it_reads(root: Path, monkeypatch) -> None:
+    """Permission denied (a chmod later changes neither size nor mtime) is retried by each
+    reconciliation, silently while it still fails; a refused symlink is not re-read."""
+    import errno
+
+    (root / "run-a" / "link.json").symlink_to(root / "run-a" / "FAILURE.json")
+    real_open = os.open
+    denied = {"on": True}
+
+    def open_(path, flags, *args, **kwargs):
+        if denied["on"] and str(path).endswith("FAILURE.json"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    index = FindingIndex([root])
+    index.scan(workers=1)
+    assert index.get("run-a/FAILURE.json").status == "error"
+    assert "Permission denied" in index.get("run-a/FAILURE.json").error
+    still, _ = reconcile(index)
+    assert still.files_read == 1 and not still  # tried again; nothing to announce while it fails
+    denied["on"] = False
+    change, _ = reconcile(index)
+    assert change.files_read == 1 and [f.path for f in change.changed] == ["run-a/FAILURE.json"]
+    assert index.get("run-a/FAILURE.json").status == "ok"
+    again, _ = reconcile(index)
+    assert again.files_read == 0  # read now: no more retries, and the refused symlink never re-read
+    assert index.get("run-a/link.json").status == "error"

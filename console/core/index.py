@@ -269,10 +269,10 @@ class FindingIndex:
         self.files_read += 1
         if json_file:
             if dir_fd is not None:
-                return reading.read_json_at(dir_fd, name, max_bytes=self.max_bytes)
+                return reading.read_json_at(dir_fd, name, max_bytes=self.max_bytes, shown=rel)
             return reading.read_json(root, rel, max_bytes=self.max_bytes)
         if dir_fd is not None:
-            return reading.read_text_at(dir_fd, name, max_bytes=self.max_bytes)
+            return reading.read_text_at(dir_fd, name, max_bytes=self.max_bytes, shown=rel)
         return reading.read_text(root, rel, max_bytes=self.max_bytes)
 
     def _load(self, state: RunState, root: str, rel: str, name: str, dir_fd: int | None = None) -> None:
@@ -291,7 +291,9 @@ class FindingIndex:
         else:  # refused (symlink, FIFO...): remember the entry itself so reconciliation does not re-read it
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
-                state.set_stat(rel, st.st_size, st.st_mtime_ns)
+                # ... unless the failure may pass with the file unchanged (permission denied: a chmod
+                # changes no size or mtime): a stat no listing matches, so each reconciliation retries it.
+                state.set_stat(rel, st.st_size, -1 if read.transient else st.st_mtime_ns)
             except OSError:
                 state.drop_stat(rel)
         if aux:

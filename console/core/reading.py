@@ -26,6 +26,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 
 __all__ = [
@@ -50,6 +51,9 @@ class FileRead:
     mtime_ns: int           # st_mtime_ns from fstat (0 if unknown)
     error: str | None       # one human sentence when status != "ok"
     notes: tuple[str, ...]  # non-fatal observations
+    # The open or read failed for a reason that may pass with the file unchanged (permission
+    # denied, an I/O error, too many open files), not a refusal of what the path is.
+    transient: bool = False
 
 
 # --------------------------------------------------------------------------- opening
@@ -172,11 +176,11 @@ def open_at(dir_fd: int, name: str) -> int:
     return _open_at_st(dir_fd, name)[0]
 
 
-def _open_at_st(dir_fd: int, name: str) -> tuple[int, os.stat_result | None]:
+def _open_at_st(dir_fd: int, name: str, shown: str | None = None) -> tuple[int, os.stat_result | None]:
     name = os.fsdecode(name)
     if name in ("", ".", "..") or "/" in name or "\x00" in name:
         raise UnsafePath(f"not a single path component: {_q(name)}")
-    return _open_st(dir_fd, name, name)
+    return _open_st(dir_fd, name, shown if shown is not None else name)
 
 
 def read_fd(fd: int, *, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -369,7 +373,9 @@ def _limit(n: int) -> str:
 
 
 def _read(opener: Callable[[object, object], tuple[int, os.stat_result | None]], where: object, name: object,
-          max_bytes: int, parse: Callable[[bytes], tuple[str, object | None, str | None, tuple[str, ...]]]) -> FileRead:
+          max_bytes: int, parse: Callable[[bytes], tuple[str, object | None, str | None, tuple[str, ...]]],
+          shown: str | None = None) -> FileRead:
+    label = _q(shown if shown is not None else os.fsdecode(name))  # (str for the paths, bytes too)
     try:
         fd, st = opener(where, name)
     except FileNotFoundError:
@@ -377,11 +383,11 @@ def _read(opener: Callable[[object, object], tuple[int, os.stat_result | None]],
     except UnsafePath as e:
         return FileRead("error", None, None, None, -1, 0, str(e), ())
     except OSError as e:
-        return FileRead("error", None, None, None, -1, 0, f"cannot open {_q(os.fsdecode(name))}: {e.strerror or e}", ())
+        return FileRead("error", None, None, None, -1, 0, f"cannot open {label}: {e.strerror or e}", (), transient=True)
     try:
         raw, st, over = read_fd(fd, max_bytes=max_bytes, st=st)
     except OSError as e:
-        return FileRead("error", None, None, None, -1, 0, f"cannot read {_q(os.fsdecode(name))}: {e.strerror or e}", ())
+        return FileRead("error", None, None, None, -1, 0, f"cannot read {label}: {e.strerror or e}", (), transient=True)
     finally:
         os.close(fd)
     digest = hashlib.sha256(raw).hexdigest()
@@ -402,9 +408,12 @@ def read_json(root: str | os.PathLike, rel: str | os.PathLike, *, max_bytes: int
     return _read(_open_beneath_st, root, rel, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
 
 
-def read_json_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = 64) -> FileRead:
-    """read_json for one name inside an open directory fd (e.g. from os.fwalk)."""
-    return _read(_open_at_st, dir_fd, name, max_bytes, lambda raw: parse_json_bytes(raw, max_depth=max_depth))
+def read_json_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = 64,
+                 shown: str | None = None) -> FileRead:
+    """read_json for one name inside an open directory fd (e.g. from os.fwalk). ``shown``: the
+    path its messages name (a scan passes the path below the root, as ``read_json`` names it)."""
+    return _read(partial(_open_at_st, shown=shown), dir_fd, name, max_bytes,
+                 lambda raw: parse_json_bytes(raw, max_depth=max_depth), shown)
 
 
 def read_text(root: str | os.PathLike, rel: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileRead:
@@ -412,6 +421,6 @@ def read_text(root: str | os.PathLike, rel: str | os.PathLike, *, max_bytes: int
     return _read(_open_beneath_st, root, rel, max_bytes, _text_content)
 
 
-def read_text_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileRead:
-    """read_text for one name inside an open directory fd."""
-    return _read(_open_at_st, dir_fd, name, max_bytes, _text_content)
+def read_text_at(dir_fd: int, name: str, *, max_bytes: int = DEFAULT_MAX_BYTES, shown: str | None = None) -> FileRead:
+    """read_text for one name inside an open directory fd (``shown`` as for ``read_json_at``)."""
+    return _read(partial(_open_at_st, shown=shown), dir_fd, name, max_bytes, _text_content, shown)
