@@ -120,6 +120,14 @@ def _make(rng: random.Random, i: int) -> Finding:
                    confidence=rng.choice([None, 0.5, rng.random()]), next_action=rng.choice([None, "re-run the failing test"]))
 
 
+def _filled(app: TriageApp, rng: random.Random, n: int) -> tuple[FindingTable, dict[str, Finding]]:
+    """The app's table holding n made-up findings, and those findings by id."""
+    table = app.screen.query_one(FindingTable)
+    live = {f"id{i}": _make(rng, i) for i in range(n)}
+    table.set_findings(list(live.values()))
+    return table, live
+
+
 @pytest.mark.parametrize("fill_from", [finding_table.FILL_FROM, 50], ids=["at-once", "in-slices"])
 async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_changes(fill_from, monkeypatch) -> None:
     monkeypatch.setattr(finding_table, "FILL_FROM", fill_from)
@@ -133,9 +141,7 @@ async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_cha
     try:
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.pause()
-            table = app.screen.query_one(FindingTable)
-            live = {f"id{i}": _make(rng, i) for i in range(400)}
-            table.set_findings(list(live.values()))
+            table, live = _filled(app, rng, 400)
             table.prepare_orders()
             n = 1000
             for step, query in enumerate(QUERIES * 2):
@@ -249,9 +255,7 @@ async def test_a_large_free_word_filter_paints_its_first_rows_at_once_and_the_re
     app = TriageApp(["/nonexistent/triage-runs"], monitor=False, clock=lambda: FROZEN)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
-        table = app.screen.query_one(FindingTable)
-        live = {f"id{i}": _make(rng, i) for i in range(3000)}
-        table.set_findings(list(live.values()))
+        table, live = _filled(app, rng, 3000)
         table.focus()
         await pilot.press("slash", *"fail")
         keep = parse_filter("fail")
