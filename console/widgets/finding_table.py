@@ -201,7 +201,10 @@ class _Sorted(Sequence):
 
     def _changing(self) -> None:
         """Before this order changes: its masked selections make their rows while the masks still fit."""
-        self._solid()
+        if self._masked is not None:
+            self._solid()
+        if not self._dependents:
+            return  # (the common case: called for every row inserted)
         dependents, self._dependents = self._dependents, []
         for ref in dependents:
             view = ref()
