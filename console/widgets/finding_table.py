@@ -160,15 +160,11 @@ class _Sorted(Sequence):
         rows = rows or []
         self.key = key
         self.facets = facets
-        self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
+        if facets is not None and codes is None:
+            codes = bytes(map(facets.code, rows))
         self._codes: list[bytearray] | None = None
-        if facets is not None:
-            if codes is None:
-                codes = bytes(map(facets.code, rows))
-            self._codes = [bytearray(codes[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)]
-        self._maxes = [key(b[-1]) for b in self._blocks]
+        self._hold(rows, codes)
         self._len = len(rows)
-        self._starts: list[int] | None = None
         # A selection not made yet (``select``): the source order and one mask per source block;
         # rows are taken out of a block when first read, and all of them before anything else.
         self._masked: tuple[_Sorted, list[bytes]] | None = None
@@ -177,6 +173,14 @@ class _Sorted(Sequence):
 
     def __len__(self) -> int:
         return self._len
+
+    def _hold(self, rows: list[Finding], codes: bytes | bytearray | None) -> None:
+        """Keep these rows (in key order) and their codes, if any, in blocks."""
+        self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
+        if codes is not None:
+            self._codes = [bytearray(codes[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)]
+        self._maxes = [self.key(b[-1]) for b in self._blocks]
+        self._starts: list[int] | None = None
 
     def _solid(self) -> None:
         """Make a masked selection's rows (``select`` leaves that until they are needed)."""
@@ -194,10 +198,7 @@ class _Sorted(Sequence):
             elif kept:
                 rows.extend(compress(block, mask))
                 codes.extend(compress(block_codes, mask))
-        self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
-        self._codes = [bytearray(codes[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)]
-        self._maxes = [self.key(b[-1]) for b in self._blocks]
-        self._starts = None
+        self._hold(rows, codes)
 
     def _changing(self) -> None:
         """Before this order changes: its masked selections make their rows while the masks still fit."""
@@ -243,8 +244,11 @@ class _Sorted(Sequence):
         self._solid()
         return chain.from_iterable(map(reversed, reversed(self._blocks)))
 
-    def insert(self, row: Finding) -> None:
+    def insert(self, row: Finding, code: int | None = None) -> None:
+        """Add the row in its place; ``code``: its ``Facets.code`` if the caller has it already."""
         self._changing()
+        if self._codes is not None and code is None:
+            code = self.facets.code(row)  # type: ignore[union-attr]
         key = self.key
         k = key(row)
         blocks, maxes, codes = self._blocks, self._maxes, self._codes
@@ -252,14 +256,14 @@ class _Sorted(Sequence):
             blocks.append([row])
             maxes.append(k)
             if codes is not None:
-                codes.append(bytearray((self.facets.code(row),)))  # type: ignore[union-attr]
+                codes.append(bytearray((code,)))
         else:
             b = min(bisect_right(maxes, k), len(blocks) - 1)
             block = blocks[b]
             pos = bisect_right(block, k, key=key)
             block.insert(pos, row)
             if codes is not None:
-                codes[b].insert(pos, self.facets.code(row))  # type: ignore[union-attr]
+                codes[b].insert(pos, code)  # type: ignore[arg-type]
             if pos == len(block) - 1:
                 maxes[b] = k
             if len(block) > 2 * BLOCK:
@@ -312,11 +316,6 @@ class _Sorted(Sequence):
         self._len -= 1
         self._starts = None
         return True
-
-    @property
-    def coded(self) -> bool:
-        """Whether its rows' facet codes are kept (so ``select`` can test codes, not rows)."""
-        return self._codes is not None
 
     def extend(self, rows: list[Finding]) -> None:
         """Add rows that come after every row here, in order (a ``_Sorted`` without codes)."""
@@ -626,10 +625,11 @@ class FindingTable(ScrollView, can_focus=True):
                 self._discard(old, orders, view, log)
             self._all[f.id] = f
             self._count(f, 1)
+            code = self._facets.code(f)  # once, for every order that keeps codes
             for order in orders:
-                order.insert(f)
+                order.insert(f, code)
             if view is not None and keep(f) and (fill is None or fill.covers(f)):
-                view.insert(f)
+                view.insert(f, code)
             if log is not None:
                 log.append((True, f))
         if mark_new and added:
@@ -740,13 +740,20 @@ class FindingTable(ScrollView, can_focus=True):
         n = len(self._view)
         if n == before:
             return
-        size = Size(self.virtual_size.width, n)
-        self.set_reactive(FindingTable.virtual_size, size)
-        self._scroll_update(size)
+        self._size_to_rows(n)
         if before < round(self.scroll_y) + self.size.height:
             self.refresh()  # new rows reach the screen (rows drawn already keep their cached lines)
         if before == 0:  # the first row came under the cursor
             self._settle(None)
+
+    def _size_to_rows(self, n: int) -> None:
+        """The virtual size for ``n`` rows. The table's own size never depends on its rows (the CSS
+        gives it its share of the screen), so only the scrollbars follow: no layout pass over the
+        whole screen (about 25 ms), which setting ``virtual_size`` would ask for."""
+        size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
+        if size != self.virtual_size:
+            self.set_reactive(FindingTable.virtual_size, size)
+            self._scroll_update(size)
 
     def _rebuild(self) -> None:
         """The sort key changed."""
@@ -760,14 +767,7 @@ class FindingTable(ScrollView, can_focus=True):
         """After the rows changed: sizes, the cursor on the same finding if it is still shown, a repaint."""
         self._line_cache.clear()
         n = len(self._view)
-        size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
-        if size != self.virtual_size:
-            # The table's own size never depends on its rows (the CSS gives it its share of the
-            # screen), so only the scrollbars follow: no layout pass over the whole screen (about
-            # 25 ms), which setting ``virtual_size`` would ask for. (A scrollbar that appears or
-            # goes still takes one.)
-            self.set_reactive(FindingTable.virtual_size, size)
-            self._scroll_update(size)
+        self._size_to_rows(n)
         row = self._all.get(current) if current is not None else None
         before = self.cursor
         if row is not None:
