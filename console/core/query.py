@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 from .findings import Finding
 
 FIELDS = ("route", "class", "gate", "run", "format", "status", "node")
-# Terms that read only a finding's facets (see ``facets``): few distinct values over many findings.
+# Terms that read only a finding's facets (see ``Facets``): few distinct values over many findings.
 FACETED = ("route", "class", "gate", "gate*", "format", "status")
 # Terms whose match only gets stricter as their value grows (substring tests).
 _SUBSTRING = ("word", "run", "node")

@@ -294,15 +294,15 @@ class MainScreen(Screen[None]):
         text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
         filling = self.table.filling
+        progress = f" · filtering {filling:.0%}" if filling is not None else ""
         if filling is not None:
-            text.append(f"  showing {count(shown)}/{count(total)} · filtering {filling:.0%}", style="italic")
+            text.append(f"  showing {count(shown)}/{count(total)}{progress}", style="italic")
         elif shown != total:
             text.append(f"  showing {shown}/{total}", style="italic")
         # The same on the filter prompt's frame, where the eye is while typing (the status bar's
         # end is cut off below about 150 columns).
         box = self.query_one("#filter", Input)
         if box.display:
-            progress = f" · filtering {filling:.0%}" if filling is not None else ""
             box.border_subtitle = f"{shown:,} of {total:,}{progress}"
         detail = getattr(app, "watch_detail", "")
         if detail:
