@@ -470,7 +470,7 @@ class FindingIndex:
             with os.scandir(root_fd) as it:
                 for entry in it:
                     name = entry.name
-                    if name.startswith(".") or entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+                    if name.startswith(".") or not _real_dir(entry):
                         continue
                     self._walk(root, root_fd, name, name, 1, problems)
                     finish((root, name))
@@ -751,16 +751,18 @@ def _list_dir(fd: int) -> tuple[list[str], list[str]]:
     with os.scandir(fd) as it:
         for entry in it:
             try:
-                if entry.is_symlink():
-                    if not entry.is_dir():
-                        files.append(entry.name)
-                elif entry.is_dir(follow_symlinks=False):
+                if _real_dir(entry):
                     dirs.append(entry.name)
-                else:
+                elif not entry.is_symlink() or not entry.is_dir():
                     files.append(entry.name)
             except OSError:  # gone since the listing
                 continue
     return dirs, files
+
+
+def _real_dir(entry: os.DirEntry) -> bool:
+    """A directory itself, not a symlink to one (what the scan walks into)."""
+    return not entry.is_symlink() and entry.is_dir(follow_symlinks=False)
 
 
 def _helper_start() -> str | None:
