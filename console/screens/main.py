@@ -295,10 +295,8 @@ class MainScreen(Screen[None]):
         shown = len(self.table.rows)
         filling = self.table.filling
         progress = f" · filtering {filling:.0%}" if filling is not None else ""
-        if filling is not None:
+        if filling is not None or shown != total:
             text.append(f"  showing {count(shown)}/{count(total)}{progress}", style="italic")
-        elif shown != total:
-            text.append(f"  showing {shown}/{total}", style="italic")
         # The same on the filter prompt's frame, where the eye is while typing (the status bar's
         # end is cut off below about 150 columns).
         box = self.query_one("#filter", Input)
