@@ -67,3 +67,31 @@ def test_narrows_only_when_every_match_stays_a_match() -> None:
         assert narrows(old, new)
         kept = parse_filter(old).select(rows)
         assert parse_filter(new).select(kept) == parse_filter(new).select(rows)
+
+
+def test_free_words_over_rows_match_as_the_predicate_does() -> None:
+    """Rows keep a haystack made on first search: it must answer as testing each field would, on
+    the first search and later ones, for words across field edges and in mixed case, and a row
+    changed after a search must be searched in its new text."""
+    from hypothesis import given, settings, strategies as st
+
+    from console.core.findings import Row
+
+    names = st.text(alphabet="aAbB-/_ İ0", max_size=8)
+
+    @settings(max_examples=300, deadline=None)
+    @given(run=names, node=st.none() | names, tail=names, class_=names, action=st.none() | names,
+           run_in_path=st.booleans(), words=st.lists(st.text(alphabet="abAB-/_ i0", min_size=1, max_size=4), max_size=4))
+    def check(run, node, tail, class_, action, run_in_path, words):
+        path = f"{run}/{tail}" if run_in_path else tail or "x"
+        row = Row.of(finding(run=run, node=node, path=path, class_=class_, next_action=action))
+        for word in [w for w in words if w.strip()] + [run[-2:] + "/" if run else "/"]:
+            f = parse_filter(word)
+            for _ in range(2):  # first search makes the haystack, the second reads it
+                assert f.select([row]) == ([row] if f(row) else []), (word, row.haystack)
+        changed = row.model_copy(update={"next_action": "Zebra crossing"})
+        assert changed.haystack is None
+        assert parse_filter("zebra").select([changed]) == [changed]
+
+
+    check()

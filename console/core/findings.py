@@ -176,6 +176,9 @@ class Row:
     phase: str | None
     fileinfo: bytes  # size and mtime_ns (two signed 64-bit integers), then the 32-byte SHA-256 if known
     rare: tuple[Any, ...] | None = None  # the fields named in _RARE, in that order; None: all default
+    # What a free word of the console's filter is looked for in (``query.haystack``), made by the
+    # first such filter that reaches this row; a changed row is a new row, without one.
+    haystack: str | None = field(default=None, init=False, compare=False, repr=False)
 
     FIELDS = ("id", "root", "path", "run", "node", "format", "status", "error", "taxonomy", "class_", "route",
               "retryable", "confidence", "gate", "time", "fingerprint", "rule", "attempt", "agent", "phase", "size",

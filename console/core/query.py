@@ -64,6 +64,33 @@ def _word_test(word: str) -> Callable[[Any], bool]:
     return lambda s: word in (s or "").lower()
 
 
+def _word_in(f: Finding, word: str) -> bool:
+    return any(word in (s or "").lower() for s in (f.run, f.node, f.path, f.class_, f.next_action))
+
+
+def haystack(f: Any) -> str:
+    """The text a free word is looked for in: the fields it may match (run, node, path, class,
+    next action), lowercased, joined by NUL (a typed word holds none, so a match never spans two
+    fields). A run or node name already inside the path is left out: it matches only where the
+    path does. A ``Row`` keeps it (``Row.haystack``), made on first use."""
+    path = f.path.lower()
+    parts = [path]
+    for name in (f.run, f.node):
+        if name:
+            low = name.lower()
+            if low not in path:
+                parts.append(low)
+    parts.append((f.class_ or "").lower())
+    if f.next_action:
+        parts.append(f.next_action.lower())
+    text = "\0".join(parts)
+    try:
+        f.haystack = text
+    except (AttributeError, TypeError, ValueError):  # not a Row (a frozen Finding): nowhere to keep it
+        pass
+    return text
+
+
 class Filter:
     """A compiled filter: call it on one finding, or ``select`` from many."""
 
@@ -105,7 +132,7 @@ class Filter:
                 if value not in (f.node or "").lower():
                     return False
             elif kind == "word":
-                if not any(value in (s or "").lower() for s in (f.run, f.node, f.path, f.class_, f.next_action)):
+                if not _word_in(f, value):
                     return False
             else:
                 attr = "class_" if kind == "class" else kind
@@ -118,15 +145,20 @@ class Filter:
 
         Each one-field term is one pass of C-level iterators (``map`` / ``compress`` over the rows,
         the test remembered per distinct value): about half the time of a list comprehension at
-        200,000 rows. A free word tests the repeating fields (run, node, class) through the memo,
-        and paths and next actions only for rows those did not match.
+        200,000 rows. A free word is one substring test per row, in the row's ``haystack``.
         """
         out: Sequence[Finding] = rows if isinstance(rows, Sequence) else list(rows)
         for kind, value in self._terms:
             if kind == "word":
-                memo = _Memo(_word_test(value))
-                out = [f for f in out if memo[f.run] or memo[f.node] or memo[f.class_]
-                       or value in f.path.lower() or (f.next_action is not None and value in f.next_action.lower())]
+                if "\0" in value:  # could span two fields of a haystack
+                    out = [f for f in out if _word_in(f, value)]
+                    continue
+                try:
+                    # A Row's haystack is made once; then a row costs one substring test (about
+                    # 0.2 us at 200,000 rows, where testing the fields one by one took 0.7-1.3).
+                    out = [f for f in out if value in (f.haystack or haystack(f))]
+                except AttributeError:  # findings, not rows: nowhere to keep a haystack
+                    out = [f for f in out if value in haystack(f)]
                 continue
             if kind == "gate*":
                 # ``gate`` is a slot, ``superseded_by`` a property (Row keeps it in ``rare``): the slot

@@ -112,8 +112,9 @@ BLOCK = 1000  # rows per block of a sorted order
 CHUNK = 4000  # rows per slice of background work on the event loop (a few ms each)
 SMALL = 20_000  # a filtered view this small is re-sorted directly on a sort change
 # A filter that must test rows one by one (free words, run:, node:) over more rows than this is
-# applied in slices (``_Fill``): at 200,000 rows a free word takes about 300 ms.
-FILL_FROM = 20_000
+# applied in slices (``_Fill``). A free word costs about 0.2-0.35 us a row once the rows have
+# their haystacks (``query.haystack``; 60,000 rows: 12-20 ms), about 1.8 us while it makes them.
+FILL_FROM = 60_000
 FIRST_SLICE_S = 0.010  # in the keypress: at least this long, until a screen of matches is found ...
 FIRST_SLICE_MAX_S = 0.025  # ... or this long has passed (few matches: the rest come in slices)
 SLICE_S = 0.008  # each later slice, between frames
