@@ -82,6 +82,10 @@ class TriageApp(App[None]):
         self.indexing = True  # until the initial scan is in; the watcher may report "live" before that
         self._streamed = False  # rows of the initial scan came in batches
         self.monitor = None
+        if monitor:
+            # The monitor's scan runs on its own thread, where helpers start as fresh interpreters
+            # (about 0.3 s): start them now, beside the console's own start, not after it.
+            self.index.start_helpers()
 
     def get_system_commands(self, screen) -> Iterable[SystemCommand]:
         """Every console action in the command palette (ctrl+p), beside Textual's own."""
@@ -139,6 +143,7 @@ class TriageApp(App[None]):
     def on_unmount(self) -> None:
         if self.monitor is not None:
             self.monitor.stop()
+        self.index.close_helpers()
 
     def _main_if_open(self) -> MainScreen | None:
         """The main screen, or None while the app closes (its widgets go before the monitor stops)."""

@@ -551,3 +551,59 @@ def test_spawned_helpers_run_below_the_consoles_priority(tree, spawns):
         index_mod._chunk_of = real
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     assert seen and all(p == min(19, ours + scan_helper.HELPER_NICE) for p in seen)
+
+
+def test_helpers_started_ahead_are_what_the_scan_uses(tree, forks, spawns, monkeypatch):
+    """A console starts its scan's helpers with itself (``start_helpers``): the scan hands them its
+    root, queue and output over a socket, they read chunks, and the index is the one process's."""
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    one = scanned([tree], 1)
+    many = FindingIndex([tree])
+    many.start_helpers()
+    assert len(many.standby) == 1 and len(spawns) == 1
+    time.sleep(1.0)  # started (imports done) and waiting, as while a console paints its first screen
+    assert spawns[0].poll() is None
+    adopted: list = []
+    real = index_mod._chunk_of
+
+    def counting(*args):
+        chunk = real(*args)
+        adopted.append(chunk is not None)
+        return chunk
+
+    monkeypatch.setattr(index_mod, "_chunk_of", counting)
+    in_thread(lambda: many.scan(workers=2, on_batch=slow_batches(), batch_s=0.0))
+    assert forks == [] and len(spawns) == 1  # no other helper was started: the waiting one worked
+    assert adopted and all(adopted)
+    assert spawns[0].returncode == 0 and len(many.standby) == 0
+    assert snapshot(many) == snapshot(one)
+
+
+def test_helpers_started_ahead_and_not_needed_end(tree, spawns, monkeypatch, tmp_path):
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    unused = FindingIndex([tree])
+    unused.start_helpers()
+    assert len(spawns) == 1
+    unused.close_helpers()
+    assert spawns[0].returncode is not None and len(unused.standby) == 0
+    # A scan that does not use them (one process) ends them too.
+    one = FindingIndex([tree])
+    one.start_helpers()
+    one.scan(workers=1)
+    assert len(spawns) == 2 and spawns[1].returncode is not None
+    # A small root starts none.
+    small = tmp_path / "small"
+    gen.make_tree(str(small), 5, seed=1)
+    FindingIndex([small]).start_helpers()
+    assert len(spawns) == 2
+
+
+def test_a_helper_started_ahead_that_died_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    one = scanned([tree], 1)
+    many = FindingIndex([tree])
+    many.start_helpers()
+    spawns[0].kill()
+    spawns[0].wait()
+    in_thread(lambda: many.scan(workers=2))
+    assert snapshot(many) == snapshot(one)

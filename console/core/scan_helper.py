@@ -11,6 +11,10 @@ directory, opened by the scan; the queue's read end; its output pipe's write end
 and the index options the reading depends on. It says hello (an empty frame) before it takes
 any chunk, so the parent knows whether it is still starting.
 
+A helper started ahead of its scan (``index.Standby``, ``run(standby=True)``) imports the index
+and then waits: its stdin is a socket, on which the same frame arrives with the three descriptors
+attached (``SCM_RIGHTS``), so it works on the very directory and pipes the scan opened.
+
 Stdin stays open while the parent wants the helper: at EOF (the parent closed it, or died)
 the helper exits at once. It also exits when the queue is empty, or when its output pipe is
 gone. Its stderr is the parent's choice (the console passes /dev/null).
@@ -46,7 +50,33 @@ def _lifeline(fd: int) -> None:
     os._exit(0)
 
 
-def main() -> None:
+def _setup_from_socket() -> tuple[dict, tuple[int, int, int]]:
+    """A standby helper's setup: the frame on stdin (a socket), the descriptors with its first
+    bytes (the root, the queue's read end, the output's write end, in that order)."""
+    import socket
+
+    from . import index as ix
+
+    sock = socket.socket(fileno=os.dup(0))
+    try:
+        data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 3)
+    finally:
+        sock.close()
+    if not data:
+        raise EOFError("the scan ended before it needed this helper")
+    if len(fds) != 3:
+        raise OSError("the setup came without its three descriptors")
+    data = bytearray(data)
+    while len(data) < ix._FRAME.size:
+        data += _read_exactly(0, ix._FRAME.size - len(data))
+    (size,) = ix._FRAME.unpack_from(data)
+    rest = ix._FRAME.size + size - len(data)
+    if rest > 0:
+        data += _read_exactly(0, rest)
+    return pickle.loads(bytes(data[ix._FRAME.size:])), (fds[0], fds[1], fds[2])
+
+
+def main(standby: bool = False) -> None:
     try:
         # Below the console's own priority: the scan takes the CPU the console leaves idle, so a
         # repaint or a keypress does not wait behind it (two cores, two helpers, one console).
@@ -55,8 +85,15 @@ def main() -> None:
         pass
     from . import index as ix  # after sys.path is the parent's (see index._helper_argv)
 
-    (size,) = ix._FRAME.unpack(_read_exactly(0, ix._FRAME.size))
-    setup = pickle.loads(_read_exactly(0, size))
+    if standby:
+        try:
+            setup, fds = _setup_from_socket()
+        except EOFError:
+            return  # not needed after all
+        setup["root_fd"], setup["queue_fd"], setup["out_fd"] = fds  # the numbers in it are the parent's
+    else:
+        (size,) = ix._FRAME.unpack(_read_exactly(0, ix._FRAME.size))
+        setup = pickle.loads(_read_exactly(0, size))
     threading.Thread(target=_lifeline, args=(0,), name="triage-scan-lifeline", daemon=True).start()
     index = ix.FindingIndex([setup["root"]], max_bytes=setup["max_bytes"], keep_findings=setup["keep_findings"])
     out_fd = setup["out_fd"]
@@ -64,12 +101,12 @@ def main() -> None:
     ix._helper(index, setup["root"], setup["root_fd"], setup["chunks"], setup["queue_fd"], out_fd)
 
 
-def run() -> None:
+def run(standby: bool = False) -> None:
     """``main``, then exit without the interpreter's teardown (the objects built are not worth
     freeing one by one); 1 if anything failed (the parent then reads what was not sent)."""
     code = 1
     try:
-        main()
+        main(standby)
         code = 0
     except BaseException:
         traceback.print_exc()
