@@ -14,7 +14,9 @@ Figures, each with its goal and its same-run baseline:
 1. launch -> first frame with a findings row (ms; goal <= 300) beside the standalone index time
 2. launch -> a frame painted after the index's ready signal whose status bar shows the final counts (its leading
    watch mode left out: the watch is set up after the scan)
-   (checked against the index) (s; goal <= standalone ``FindingIndex.scan()`` in the same process + 0.3)
+   (checked against the index) (s; goal <= standalone ``FindingIndex.scan()`` in the same process + 0.3),
+   the median over ``ui_launches`` launches (3; 1 with --quick), each in a fresh process beside its own
+   standalone scan: one launch swings by +-0.5 s on this shared machine
 3. the longest event-loop stall (a 5 ms sleeper's largest overshoot) at launch and while live (writes), ms;
    goal <= 50; also during the keys and idle phases
 4. keypress -> repaint p95 for cursor (j/down), sort (s), filter ('/' + a term, the last key measured),
@@ -113,6 +115,7 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
         own.append(base_tree)
 
     writes = cfg.get("ui_writes", 20 if quick else 50)
+    launches = cfg.get("ui_launches", 1 if quick else 3)
     idle_s = cfg.get("ui_idle_s", 5.0)
     keys = ({"cursor": 10, "sort": 6, "filter": 3, "filter_word": 3, "enter": 6} if quick else
             {"cursor": 30, "sort": 12, "filter": 6, "filter_word": 6, "enter": 20})
@@ -135,6 +138,13 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                                                  idle_s=idle_s, keys=keys, writes=writes))
         progress(f"ui: {big_l} tree: core monitor baseline")
         sessions["monitor_big"] = _session(dict(common, mode="monitor", label=big_l, tree=big, writes=writes))
+        # Launch -> everything painted swings by +-0.5 s between launches here (a shared machine):
+        # more launches, each beside its own standalone scan, and the median of the differences.
+        for i in range(2, launches + 1):
+            for role, label, path, runs in (("small", small_l, small, small_runs), ("big", big_l, big, big_runs)):
+                progress(f"ui: {label} tree: launch {i} of {launches}")
+                sessions[f"launch_{role}_{i}"] = _session(dict(common, label=label, tree=path, runs=runs, standalone=True,
+                                                               standalone_repeats=2 if role == "small" else 1))
     finally:
         for path in own:
             shutil.rmtree(path, ignore_errors=True)
@@ -166,7 +176,15 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
         rp = la.get("ready_painted_s")
         over = r(rp - std, 3) if rp is not None and std is not None else None
         one = s.get("standalone_index_one_process_s")
-        f2[label] = {"ready_painted_s": rp, "baseline_standalone_index_s": std, "over_baseline_s": over,
+        pairs = []  # (standalone, painted) of each launch: this session's, then the launch-only ones
+        for key in [f"app_{role}"] + sorted(k for k in sessions if k.startswith(f"launch_{role}_")):
+            p_std, p_rp = _get(sessions, key, "standalone_index_s"), _get(sessions, key, "launch", "ready_painted_s")
+            if p_std is not None and p_rp is not None:
+                pairs.append({"standalone_s": p_std, "painted_s": p_rp, "over_s": r(p_rp - p_std, 3)})
+        overs = sorted(p["over_s"] for p in pairs)
+        median_over = (overs[len(overs) // 2] if len(overs) % 2 else r((overs[len(overs) // 2 - 1] + overs[len(overs) // 2]) / 2, 3)) if overs else None
+        f2[label] = {"over_median_s": median_over, "launches": pairs,
+                     "ready_painted_s": rp, "baseline_standalone_index_s": std, "over_baseline_s": over,
                      "standalone_index_one_process_s": one,
                      "over_one_process_s": r(rp - one, 3) if rp is not None and one is not None else None,
                      "ratio": ratio(rp, std), "ready_signal_s": la.get("ready_signal_s"),
@@ -174,7 +192,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
                      "status_counts_match_index": la.get("status_counts_match_index"),
                      "status_counts_not_shown": la.get("status_counts_not_shown"),
                      "findings": s.get("findings"), "watch_mode": la.get("watch_mode"),
-                     "met": _met(over, lambda v: v <= GOALS["ready_over_standalone_s"])}
+                     "met": _met(median_over, lambda v: v <= GOALS["ready_over_standalone_s"])}
         stall = {"launch_ms": _get(la, "stall", "max_ms"), "live_writes_ms": _get(s, "writes", "stall", "max_ms"),
                  "keys_ms": _get(s, "keys", "stall", "max_ms"), "idle_ms": _get(s, "idle", "stall", "max_ms")}
         worst = max((v for k, v in stall.items() if k in ("launch_ms", "live_writes_ms") and v is not None), default=None)
@@ -244,7 +262,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
     # worst over the sizes (and keys), with whether every part met its goal; bench.__main__.goals reports these
     out["goals"] = {
         "ui_first_content_le_300_ms": {"value": worst(f1, "first_row_ms"), "met": all_met(*(f1[l]["met"] for l in sizes))},
-        "ui_indexed_painted_le_standalone_plus_0.3_s": {"value": worst(f2, "over_baseline_s"),
+        "ui_indexed_painted_le_standalone_plus_0.3_s": {"value": worst(f2, "over_median_s"),
                                                         "met": all_met(*(f2[l]["met"] for l in sizes))},
         "ui_loop_stall_le_50_ms": {"value": max(stall_vals) if stall_vals else None, "met": all_met(*(f3[l]["met"] for l in sizes))},
         "ui_key_repaint_p95_le_50_ms": {"value": max(key_vals) if key_vals else None,
