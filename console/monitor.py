@@ -300,6 +300,193 @@ class WatcherProcess(_Child):
 
 
 
+# The partial watcher's child process: when the inotify limit cannot cover every directory, it
+# watches what fits, by priority: the roots, every run's own directory (newest first: a run's
+# directory changes when a file is added to it), then whole runs, newest first, down to
+# ``max_depth``; a directory created later in a watched one is watched too while the budget
+# lasts. It says "ready" with the watches it holds, then one JSON line per batch of changed paths
+# (``{"overflow": true}`` when the kernel's queue overflowed); stdin's end stops it.
+_PARTIAL_CHILD = r"""
+import errno, json, os, select, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (stdin closes)
+from inotify_simple import INotify, flags
+
+cfg = json.loads(sys.argv[1])
+MAX_DEPTH = cfg["max_depth"]
+BUDGET = cfg["budget"]
+out = sys.stdout.buffer
+stop = threading.Event()
+MASK = (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.ATTRIB | flags.MOVED_FROM | flags.MOVED_TO
+        | flags.DELETE | flags.DELETE_SELF | flags.ONLYDIR | flags.DONT_FOLLOW)
+ino = INotify()
+dirs = {}  # wd -> (path, depth)
+full = False
+
+
+def say(obj):
+    try:
+        out.write(json.dumps(obj).encode() + b"\n")
+        out.flush()
+    except OSError:
+        os._exit(0)
+
+
+def wait_eof():
+    try:
+        while os.read(0, 4096):
+            pass
+    except OSError:
+        pass
+    stop.set()
+
+
+def add(path, depth):
+    global full
+    if full or len(dirs) >= BUDGET:
+        full = True
+        return False
+    try:
+        wd = ino.add_watch(path, MASK)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            full = True
+            return False
+        return True  # gone, or not readable: nothing to watch there
+    dirs[wd] = (path, depth)
+    return True
+
+
+def subdirs(path):
+    try:
+        with os.scandir(path) as it:
+            return [e.path for e in it if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def add_tree(path, depth):
+    stack = [(path, depth)]
+    while stack:
+        where, d = stack.pop()
+        if not add(where, d):
+            return False
+        if d < MAX_DEPTH:
+            stack.extend((sub, d + 1) for sub in subdirs(where))
+    return True
+
+
+def newest_first(paths):
+    def mtime(p):
+        try:
+            return os.stat(p, follow_symlinks=False).st_mtime_ns
+        except OSError:
+            return 0
+    return sorted(paths, key=mtime, reverse=True)
+
+
+threading.Thread(target=wait_eof, daemon=True).start()
+runs = []
+for root in cfg["roots"]:
+    if add(root, 0) and MAX_DEPTH > 0:
+        runs.extend(subdirs(root))
+runs = newest_first(runs)
+for run in runs:
+    if not add(run, 1):
+        break
+if MAX_DEPTH > 1:
+    for run in runs:
+        if full:
+            break
+        for sub in subdirs(run):
+            if not add_tree(sub, 2):
+                break
+say({"ready": True, "watches": len(dirs), "full": full})
+
+
+def note(event, paths):
+    if event.mask & flags.Q_OVERFLOW:
+        return True
+    if event.mask & flags.IGNORED:
+        dirs.pop(event.wd, None)
+        return False
+    where = dirs.get(event.wd)
+    if where is None:
+        return False
+    base, depth = where
+    path = os.path.join(base, event.name) if event.name else base
+    paths.add(path)
+    if (event.mask & flags.ISDIR and event.mask & (flags.CREATE | flags.MOVED_TO) and depth < MAX_DEPTH
+            and not event.name.startswith(".")):
+        add_tree(path, depth + 1)
+    return False
+
+
+debounce, step = cfg["debounce_ms"] / 1000, cfg["step_ms"] / 1000
+while not stop.is_set():
+    ready, _, _ = select.select([ino], [], [], 0.5)
+    if not ready:
+        continue
+    paths, overflow = set(), False
+    started = time.monotonic()
+    while True:
+        for event in ino.read(timeout=0):
+            overflow = note(event, paths) or overflow
+        left = debounce - (time.monotonic() - started)
+        if left <= 0 or not select.select([ino], [], [], min(step, left))[0]:
+            break
+    if overflow:
+        say({"overflow": True})
+    if paths:
+        say({"paths": sorted(paths)})
+"""
+
+
+class PartialWatcher(_Child):
+    """``_PARTIAL_CHILD``: inotify over as many directories as ``budget`` allows (see there), behind
+    ``WatcherProcess``'s interface; ``watch`` also returns ``"overflow"``. The poll loop runs beside
+    it for the directories it does not cover."""
+
+    STEP_S = 0.1
+
+    GONE = WatcherGone
+    WHAT = "partial file watcher process"
+
+    def __init__(self, roots: list[str], budget: int, debounce_ms: int, step_ms: int) -> None:
+        super().__init__(_PARTIAL_CHILD, {"roots": roots, "budget": budget, "max_depth": MAX_DEPTH,
+                                          "debounce_ms": debounce_ms, "step_ms": step_ms})
+        self.watches = 0
+        self.full = False  # the budget (or the kernel's limit) ran out before every directory was watched
+
+    def ready(self, stop: threading.Event, timeout: float = 600.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while not stop.is_set():
+            msg = self._next(self.STEP_S)
+            if msg is not None and msg.get("ready"):
+                self.watches, self.full = int(msg.get("watches") or 0), bool(msg.get("full"))
+                return True
+            if time.monotonic() > deadline:
+                raise WatcherGone(errno.ETIMEDOUT, "the partial file watcher did not start")
+        return False
+
+    def watch(self, timeout: float, stop: threading.Event) -> set[str] | str:
+        deadline = time.monotonic() + timeout
+        while not stop.is_set():
+            msg = self._next(min(self.STEP_S, max(deadline - time.monotonic(), 0.0)))
+            if msg is not None:
+                if msg.get("overflow"):
+                    return "overflow"
+                if "paths" in msg:
+                    paths = set(msg["paths"])
+                    while (more := self._next(0)) is not None:
+                        if more.get("overflow"):
+                            return "overflow"
+                        paths.update(more.get("paths", ()))
+                    return paths
+            if time.monotonic() >= deadline:
+                return "timeout"
+        return "stop"
+
+
 class InProcessWatcher:
     """``RustNotify`` in this process, behind ``WatcherProcess``'s interface: the fallback when no
     child process can be started. Building it holds the interpreter's lock for the whole walk."""
@@ -511,6 +698,11 @@ class ListerProcess(_Child):
 
 
 POLL_DUTY = 0.15  # polling never takes more than this share of a core: slow listings stretch the period
+DEGRADED_POLL_S = 2.0  # the shortest polling period when real watching failed
+# With too few inotify watches, the partial watcher takes at most this share of the limit, and
+# leaves at least PARTIAL_SPARE of it to the user's other programs (editors watch files too).
+PARTIAL_SHARE = 0.9
+PARTIAL_SPARE = 8192
 
 
 class RunMonitor:
@@ -544,6 +736,8 @@ class RunMonitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.lister: ListerProcess | None = None  # the listing child while polling uses one
+        self.partial: PartialWatcher | None = None  # inotify over what the limit allows, beside the polling
+        self._limit_short = False  # real watching failed for want of inotify watches
 
     # --- lifecycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -603,6 +797,12 @@ class RunMonitor:
         if not present:
             self._set_status("degraded", "no root can be read; checking again every few seconds", missing)
             return None, missing
+        limit = inotify_limit()
+        if limit is not None and self.index.dirs_seen > limit:
+            # Certain to fall short: do not spend seconds building watches only to drop them.
+            self._fall_back(OSError(errno.ENOSPC, f"the inotify watch limit is exhausted ({self.index.dirs_seen:,} "
+                                                  f"directories, a limit of {limit:,})"))
+            return None, missing
         try:
             return WatcherProcess(present, self.debounce_ms, self.step_ms), missing
         except OSError:  # no child process here: watch in this process
@@ -652,7 +852,8 @@ class RunMonitor:
         detail = exc.strerror if exc.strerror and "(" in exc.strerror else ""
         why = (f"the inotify watch limit is exhausted{' ' + detail[detail.index('('):] if detail else ''}"
                " (raise fs.inotify.max_user_watches)" if limit else f"file watching failed: {exc}")
-        self.reconcile_interval = self.poll or 2.0
+        self.reconcile_interval = self.poll or DEGRADED_POLL_S
+        self._limit_short = limit
         self._set_status("degraded", f"{why}; polling every {self.reconcile_interval:g} s instead")
 
     def _poll_loop(self) -> None:
@@ -663,6 +864,8 @@ class RunMonitor:
         ``reconcile`` after it covers everything up to then, and each later listing reports what
         changed since the previous one. Without the child, each poll is an in-process reconcile.
         """
+        if self._limit_short and not self.poll:
+            self._start_partial()  # before the listing's baseline: no change falls between the two
         lister = self._start_lister()
         try:
             wait = self.reconcile_interval
@@ -686,7 +889,7 @@ class RunMonitor:
                 wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
                 if self.poll:
                     self._set_status("polling", f"polling every {self.poll:g} s", missing)
-            while not self._stop.wait(wait):
+            while self._events_for(wait):
                 started = time.thread_time()
                 child_cpu = 0.0
                 if lister is not None:
@@ -711,14 +914,78 @@ class RunMonitor:
                         if lister is not None:
                             lister.close()
                             lister = self.lister = None
+                        self._close_partial()
                         change, _ = reconcile(self.index)
                         self._emit(change)
                         self._watch_loop(watcher, missing)
                         return
+                    if self._limit_short:  # the returned root is a new directory: watch it anew
+                        self._close_partial()
+                        self._start_partial()
         finally:
             if lister is not None:
                 lister.close()
                 self.lister = None
+            self._close_partial()
+
+    def _start_partial(self) -> None:
+        """Watch with inotify what the limit allows (``PartialWatcher``); the status says how much."""
+        limit = inotify_limit()
+        budget = max(0, min(limit - PARTIAL_SPARE, int(limit * PARTIAL_SHARE))) if limit else PARTIAL_SPARE
+        present = [r for r in self.index.roots if os.path.isdir(r)]
+        if not present or budget <= 0:
+            return
+        try:
+            partial = PartialWatcher(present, budget, self.debounce_ms, self.step_ms)
+        except OSError:
+            return
+        try:
+            if not partial.ready(self._stop):
+                partial.close()
+                return
+        except OSError:
+            partial.close()
+            return
+        self.partial = partial
+        dirs = max(self.index.dirs_seen, partial.watches)
+        self._set_status("degraded", f"the inotify watch limit is short: {partial.watches:,} of {dirs:,} directories "
+                                     f"watched (each run's own, then the newest runs whole); polling the rest every "
+                                     f"{self.reconcile_interval:g} s (raise fs.inotify.max_user_watches)",
+                         self.status.missing_roots)
+
+    def _close_partial(self) -> None:
+        if self.partial is not None:
+            self.partial.close()
+            self.partial = None
+
+    def _events_for(self, seconds: float) -> bool:
+        """Until the next poll is due: apply what the partial watcher reports (if there is one).
+        False once stopped; returns early when its queue overflowed (the poll then catches up)."""
+        deadline = time.monotonic() + seconds
+        while self.partial is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return not self._stop.is_set()
+            try:
+                raw = self.partial.watch(left, self._stop)
+            except OSError:  # it broke: polling alone from now on
+                self._close_partial()
+                break
+            if raw == "stop":
+                return False
+            if raw == "overflow":
+                return not self._stop.is_set()
+            if isinstance(raw, set) and raw:
+                paths = {path for path in raw if _wanted(path)}
+                self._emit(self.index.apply(paths))
+                if self.lister is not None:
+                    # As for the hand-over's reconcile: the next listing reports these whatever it
+                    # sees, or a file applied here and gone before then would stay in the index.
+                    try:
+                        self.lister.recheck(sorted(paths))
+                    except ListerGone:
+                        pass  # the poll loop finds it gone and reconciles here instead
+        return not self._stop.wait(max(0.0, deadline - time.monotonic()))
 
     def _start_lister(self) -> "ListerProcess | None":
         """Start the listing child and wait for its baseline; None if it cannot run (or stopped)."""
@@ -771,6 +1038,15 @@ class RunMonitor:
                 change, _ = reconcile(self.index)
                 self._emit(change)
                 self._watch_loop(watcher, missing)
+
+
+def inotify_limit() -> int | None:
+    """fs.inotify.max_user_watches (Linux), or None where it cannot be read."""
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches", encoding="ascii") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def inotify_watches() -> int | None:

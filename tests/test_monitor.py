@@ -588,3 +588,66 @@ def test_a_file_that_could_not_be_opened_is_retried_until_it_reads(root: Path, m
     again, _ = reconcile(index)
     assert again.files_read == 0  # read now: no more retries, and the refused symlink never re-read
     assert index.get("run-a/link.json").status == "error"
+
+
+# --- too few inotify watches: watch what fits, poll the rest ---------------------------
+
+def _three_runs(root: Path) -> None:
+    now = time.time()
+    for age, run in ((3000, "run-old"), (2000, "run-mid"), (1000, "run-new")):
+        write_json(root / run / "FAILURE.json", FAILURE)
+        (root / run / "events").mkdir()
+        os.utime(root / run, (now - age, now - age))
+
+
+def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path, monkeypatch) -> None:
+    import console.monitor as monitor
+
+    root = tmp_path / "runs"
+    _three_runs(root)  # root + 3 runs + 3 event directories: 7 to watch
+    monkeypatch.setattr(monitor, "inotify_limit", lambda: 6)  # below what the scan saw: no full watcher tried
+    monkeypatch.setattr(monitor, "PARTIAL_SHARE", 1.0)
+    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
+    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)  # no poll in this test's time: what arrives came by events
+    started: list = []
+    monkeypatch.setattr(monitor, "WatcherProcess", lambda *a, **k: started.append(a))
+    with Live(root) as live:
+        assert live.wait(lambda: live.monitor.partial is not None)
+        assert started == []
+        status = live.statuses[-1]
+        assert status.mode == "degraded" and "6 of 7 directories watched" in status.detail, status
+        assert "polling the rest every 60 s" in status.detail
+        write_json(root / "run-old" / "FAILURE-2.json", FAILURE)  # every run's own directory is watched
+        write_json(root / "run-new" / "events" / "FAILURE.json", FAILURE)  # the newest runs whole
+        write_json(root / "run-mid" / "events" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: {"run-old/FAILURE-2.json", "run-new/events/FAILURE.json",
+                                  "run-mid/events/FAILURE.json"} <= set(live.paths()), 3)
+        write_json(root / "run-old" / "events" / "FAILURE.json", FAILURE)  # past the budget: polled only
+        assert not live.wait(lambda: "run-old/events/FAILURE.json" in live.paths(), 1.5)
+
+
+def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    import console.monitor as monitor
+
+    class Exhausted(monitor.WatcherProcess):
+        def ready(self, stop, timeout=600.0):
+            raise OSError(errno.ENOSPC, "OS file watch limit reached")
+
+    root = tmp_path / "runs"
+    _three_runs(root)
+    monkeypatch.setattr(monitor, "WatcherProcess", Exhausted)
+    monkeypatch.setattr(monitor, "inotify_limit", lambda: 100)
+    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
+    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)
+    with Live(root) as live:
+        assert live.wait(lambda: live.monitor.partial is not None)
+        assert "7 of 7 directories watched" in live.statuses[-1].detail
+        write_json(root / "run-late" / "FAILURE.json", FAILURE)  # its directory's first file: the listing of it
+        assert live.wait(lambda: "run-late/FAILURE.json" in live.paths(), 3)
+        write_json(root / "run-late" / "events" / "FAILURE.json", FAILURE)  # then its own watch, and its new directory's
+        write_json(root / "run-late" / "FAILURE-2.json", FAILURE)
+        assert live.wait(lambda: {"run-late/FAILURE-2.json", "run-late/events/FAILURE.json"} <= set(live.paths()), 3)
+        os.remove(root / "run-old" / "FAILURE.json")
+        assert live.wait(lambda: "run-old/FAILURE.json" not in live.paths(), 3)
