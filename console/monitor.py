@@ -346,7 +346,8 @@ def add(path, depth):
         full = True
         return False
     try:
-        wd = ino.add_watch(path, MASK)
+        # Below a root, no symlink is followed (as the scan); a root is the operator's own.
+        wd = ino.add_watch(path, MASK if depth else MASK & ~flags.DONT_FOLLOW)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             full = True
