@@ -659,10 +659,19 @@ class ListerProcess(_Child):
         self.missing: list[str] = []  # roots the last listing could not read
         self.cpu = 0.0  # the child's CPU seconds for its last listing
 
-    def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None) -> bool:
-        """Read messages until one with ``key`` (True) or ``stop`` is set (False)."""
+    def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None,
+               beside: tuple[int, Callable[[], None]] | None = None) -> bool:
+        """Read messages until one with ``key`` (True) or ``stop`` is set (False). ``beside``: a
+        descriptor to wait on too, and what to do when it is readable (the partial watcher's events
+        are applied while a listing runs, not seconds later)."""
         while not stop.is_set():
-            msg = self._next(self.STEP_S)
+            if beside is not None and not self._messages and not self._eof:
+                ready, _, _ = select.select([self._fd, beside[0]], [], [], self.STEP_S)
+                if beside[0] in ready:
+                    beside[1]()
+                if self._fd not in ready:
+                    continue
+            msg = self._next(self.STEP_S if beside is None else 0)
             if msg is None:
                 continue
             if on_paths is not None and msg.get("paths"):
@@ -673,9 +682,9 @@ class ListerProcess(_Child):
                 return True
         return False
 
-    def ready(self, stop: threading.Event) -> bool:
+    def ready(self, stop: threading.Event, beside: tuple[int, Callable[[], None]] | None = None) -> bool:
         """Wait for the baseline listing (True), or until ``stop`` is set (False)."""
-        return self._until("ready", stop)
+        return self._until("ready", stop, beside=beside)
 
     def _send(self, obj: dict) -> None:
         try:
@@ -690,11 +699,12 @@ class ListerProcess(_Child):
         if paths:
             self._send({"recheck": paths})
 
-    def poll(self, stop: threading.Event, on_paths: Callable[[list[str]], None]) -> bool:
+    def poll(self, stop: threading.Event, on_paths: Callable[[list[str]], None],
+             beside: tuple[int, Callable[[], None]] | None = None) -> bool:
         """One listing: every path changed since the previous one goes to ``on_paths`` (in chunks);
         then ``missing`` and ``cpu`` hold its roots not listed and its CPU time. False if stopped."""
         self._send({"list": True})
-        return self._until("done", stop, on_paths)
+        return self._until("done", stop, on_paths, beside)
 
 
 
@@ -895,7 +905,8 @@ class RunMonitor:
                 child_cpu = 0.0
                 if lister is not None:
                     try:
-                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths))):
+                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths)),
+                                           self._beside()):
                             return  # stopped mid-listing
                         missing, child_cpu = lister.missing, lister.cpu
                     except ListerGone:  # it died (perhaps mid-listing): reconcile here from now on
@@ -959,6 +970,35 @@ class RunMonitor:
             self.partial.close()
             self.partial = None
 
+    def _beside(self) -> tuple[int, Callable[[], None]] | None:
+        """What a listing waits on beside its child: the partial watcher's pipe, if there is one."""
+        return (self.partial._fd, self._take_events) if self.partial is not None else None
+
+    def _take_events(self) -> None:
+        """Apply the partial watcher's batches waiting now (while a listing runs)."""
+        while self.partial is not None:
+            try:
+                raw = self.partial.watch(0.0, self._stop)
+            except OSError:
+                self._close_partial()
+                return
+            if not isinstance(raw, set):
+                return  # "timeout", "stop"; an overflow is caught by the listing under way
+            self._apply_events(raw)
+
+    def _apply_events(self, raw: set[str]) -> None:
+        paths = {path for path in raw if _wanted(path)}
+        if not paths:
+            return
+        self._emit(self.index.apply(paths))
+        if self.lister is not None:
+            # As for the hand-over's reconcile: the next listing reports these whatever it sees,
+            # or a file applied here and gone before then would stay in the index.
+            try:
+                self.lister.recheck(sorted(paths))
+            except ListerGone:
+                pass  # the poll loop finds it gone and reconciles here instead
+
     def _events_for(self, seconds: float) -> bool:
         """Until the next poll is due: apply what the partial watcher reports (if there is one).
         False once stopped; returns early when its queue overflowed (the poll then catches up)."""
@@ -976,16 +1016,8 @@ class RunMonitor:
                 return False
             if raw == "overflow":
                 return not self._stop.is_set()
-            if isinstance(raw, set) and raw:
-                paths = {path for path in raw if _wanted(path)}
-                self._emit(self.index.apply(paths))
-                if self.lister is not None:
-                    # As for the hand-over's reconcile: the next listing reports these whatever it
-                    # sees, or a file applied here and gone before then would stay in the index.
-                    try:
-                        self.lister.recheck(sorted(paths))
-                    except ListerGone:
-                        pass  # the poll loop finds it gone and reconciles here instead
+            if isinstance(raw, set):
+                self._apply_events(raw)
         return not self._stop.wait(max(0.0, deadline - time.monotonic()))
 
     def _start_lister(self) -> "ListerProcess | None":
@@ -996,7 +1028,7 @@ class RunMonitor:
             return None
         self.lister = lister
         try:
-            if lister.ready(self._stop):
+            if lister.ready(self._stop, self._beside()):
                 return lister
         except ListerGone:
             pass

@@ -304,8 +304,8 @@ def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
     real_ready, real_reconcile = monitor.ListerProcess.ready, monitor.reconcile
     state = {"calls": 0}
 
-    def ready(self, stop):
-        ok = real_ready(self, stop)
+    def ready(self, stop, beside=None):
+        ok = real_ready(self, stop, beside)
         # After the child's baseline, before the parent's reconcile: one new file, one rewrite.
         write_json(root / "run-b" / "FAILURE.json", FAILURE)
         write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
@@ -611,8 +611,12 @@ def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path
     monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)  # no poll in this test's time: what arrives came by events
     started: list = []
     monkeypatch.setattr(monitor, "WatcherProcess", lambda *a, **k: started.append(a))
+    handed_over: list = []
+    real_reconcile = monitor.reconcile
+    monkeypatch.setattr(monitor, "reconcile", lambda *a: handed_over.append(1) or real_reconcile(*a))
     with Live(root) as live:
-        assert live.wait(lambda: live.monitor.partial is not None)
+        # Polling has begun: the listing child's baseline and the one reconcile after it are done.
+        assert live.wait(lambda: live.monitor.partial is not None and handed_over)
         assert started == []
         status = live.statuses[-1]
         assert status.mode == "degraded" and "6 of 7 directories watched" in status.detail, status
@@ -651,3 +655,36 @@ def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, mon
         assert live.wait(lambda: {"run-late/FAILURE-2.json", "run-late/events/FAILURE.json"} <= set(live.paths()), 3)
         os.remove(root / "run-old" / "FAILURE.json")
         assert live.wait(lambda: "run-old/FAILURE.json" not in live.paths(), 3)
+
+
+def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, monkeypatch) -> None:
+    """At 100k runs a listing takes seconds: events that come meanwhile are applied at once."""
+    import console.monitor as monitor
+
+    root = tmp_path / "runs"
+    _three_runs(root)
+    # A listing child that answers its baseline, then starts a listing that never ends.
+    hung = ("import json, os, signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "print(json.dumps({'ready': True, 'missing': [], 'cpu': 0}), flush=True)\n"
+            "while b'list' not in os.read(0, 4096): pass\n"
+            "print(json.dumps({'listing': True}), flush=True)\ntime.sleep(60)\n")
+    monkeypatch.setattr(monitor, "_LISTER_CHILD", hung)
+    monkeypatch.setattr(monitor, "inotify_limit", lambda: 6)
+    monkeypatch.setattr(monitor, "PARTIAL_SHARE", 1.0)
+    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
+    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 0.05)
+    listing: list = []
+    real_until = monitor.ListerProcess._until
+
+    def until(self, key, stop, on_paths=None, beside=None):
+        if key == "done":
+            listing.append(beside)
+        return real_until(self, key, stop, on_paths, beside)
+
+    monkeypatch.setattr(monitor.ListerProcess, "_until", until)
+    with Live(root) as live:
+        assert live.wait(lambda: live.monitor.partial is not None and listing)
+        time.sleep(0.2)  # well inside the listing that never ends
+        write_json(root / "run-new" / "events" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-new/events/FAILURE.json" in live.paths(), 3)
+        assert len(listing) == 1 and listing[0] is not None
