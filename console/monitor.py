@@ -656,22 +656,14 @@ class ListerProcess(_Child):
 
     def __init__(self, roots: list[str], chunk: int = 5000) -> None:
         super().__init__(_LISTER_CHILD, lister_config(roots, chunk))
+        self._sending = threading.Lock()
         self.missing: list[str] = []  # roots the last listing could not read
         self.cpu = 0.0  # the child's CPU seconds for its last listing
 
-    def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None,
-               beside: tuple[int, Callable[[], None]] | None = None) -> bool:
-        """Read messages until one with ``key`` (True) or ``stop`` is set (False). ``beside``: a
-        descriptor to wait on too, and what to do when it is readable (the partial watcher's events
-        are applied while a listing runs, not seconds later)."""
+    def _until(self, key: str, stop: threading.Event, on_paths: Callable[[list[str]], None] | None = None) -> bool:
+        """Read messages until one with ``key`` (True) or ``stop`` is set (False)."""
         while not stop.is_set():
-            if beside is not None and not self._messages and not self._eof:
-                ready, _, _ = select.select([self._fd, beside[0]], [], [], self.STEP_S)
-                if beside[0] in ready:
-                    beside[1]()
-                if self._fd not in ready:
-                    continue
-            msg = self._next(self.STEP_S if beside is None else 0)
+            msg = self._next(self.STEP_S)
             if msg is None:
                 continue
             if on_paths is not None and msg.get("paths"):
@@ -682,14 +674,15 @@ class ListerProcess(_Child):
                 return True
         return False
 
-    def ready(self, stop: threading.Event, beside: tuple[int, Callable[[], None]] | None = None) -> bool:
+    def ready(self, stop: threading.Event) -> bool:
         """Wait for the baseline listing (True), or until ``stop`` is set (False)."""
-        return self._until("ready", stop, beside=beside)
+        return self._until("ready", stop)
 
     def _send(self, obj: dict) -> None:
         try:
-            self.proc.stdin.write(json.dumps(obj).encode() + b"\n")  # type: ignore[union-attr]
-            self.proc.stdin.flush()  # type: ignore[union-attr]
+            with self._sending:  # the poll loop asks for listings, the partial watcher's thread for rechecks
+                self.proc.stdin.write(json.dumps(obj).encode() + b"\n")  # type: ignore[union-attr]
+                self.proc.stdin.flush()  # type: ignore[union-attr]
         except (OSError, ValueError) as exc:
             raise ListerGone(errno.EPIPE, f"the listing process ended ({exc})") from None
 
@@ -699,12 +692,11 @@ class ListerProcess(_Child):
         if paths:
             self._send({"recheck": paths})
 
-    def poll(self, stop: threading.Event, on_paths: Callable[[list[str]], None],
-             beside: tuple[int, Callable[[], None]] | None = None) -> bool:
+    def poll(self, stop: threading.Event, on_paths: Callable[[list[str]], None]) -> bool:
         """One listing: every path changed since the previous one goes to ``on_paths`` (in chunks);
         then ``missing`` and ``cpu`` hold its roots not listed and its CPU time. False if stopped."""
         self._send({"list": True})
-        return self._until("done", stop, on_paths, beside)
+        return self._until("done", stop, on_paths)
 
 
 
@@ -748,6 +740,9 @@ class RunMonitor:
         self._thread: threading.Thread | None = None
         self.lister: ListerProcess | None = None  # the listing child while polling uses one
         self.partial: PartialWatcher | None = None  # inotify over what the limit allows, beside the polling
+        self._partial_done = threading.Event()  # tells the partial watcher's thread to end
+        self._partial_thread: threading.Thread | None = None
+        self._wake = threading.Event()  # the poll loop's wait ends early: stopping, or events were lost
         self._limit_short = False  # real watching failed for want of inotify watches
 
     # --- lifecycle ------------------------------------------------------------------
@@ -757,6 +752,8 @@ class RunMonitor:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
+        self._wake.set()
+        self._partial_done.set()
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -900,13 +897,12 @@ class RunMonitor:
                 wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
                 if self.poll:
                     self._set_status("polling", f"polling every {self.poll:g} s", missing)
-            while self._events_for(wait):
+            while self._pause(wait):
                 started = time.thread_time()
                 child_cpu = 0.0
                 if lister is not None:
                     try:
-                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths)),
-                                           self._beside()):
+                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths))):
                             return  # stopped mid-listing
                         missing, child_cpu = lister.missing, lister.cpu
                     except ListerGone:  # it died (perhaps mid-listing): reconcile here from now on
@@ -959,6 +955,10 @@ class RunMonitor:
             partial.close()
             return
         self.partial = partial
+        self._partial_done = threading.Event()
+        self._partial_thread = threading.Thread(target=self._partial_events, args=(partial, self._partial_done),
+                                                name="triage-partial-watch", daemon=True)
+        self._partial_thread.start()
         dirs = max(self.index.dirs_seen, partial.watches)
         self._set_status("degraded", f"the inotify watch limit is short: {partial.watches:,} of {dirs:,} directories "
                                      f"watched (each run's own, then the newest runs whole); polling the rest every "
@@ -966,59 +966,46 @@ class RunMonitor:
                          self.status.missing_roots)
 
     def _close_partial(self) -> None:
-        if self.partial is not None:
-            self.partial.close()
-            self.partial = None
-
-    def _beside(self) -> tuple[int, Callable[[], None]] | None:
-        """What a listing waits on beside its child: the partial watcher's pipe, if there is one."""
-        return (self.partial._fd, self._take_events) if self.partial is not None else None
-
-    def _take_events(self) -> None:
-        """Apply the partial watcher's batches waiting now (while a listing runs)."""
-        while self.partial is not None:
-            try:
-                raw = self.partial.watch(0.0, self._stop)
-            except OSError:
-                self._close_partial()
-                return
-            if not isinstance(raw, set):
-                return  # "timeout", "stop"; an overflow is caught by the listing under way
-            self._apply_events(raw)
+        partial, self.partial = self.partial, None
+        if partial is None:
+            return
+        self._partial_done.set()
+        if self._partial_thread is not threading.current_thread():
+            self._partial_thread.join(2.0)  # (it looks at the event every 0.1 s)
+        partial.close()
 
     def _apply_events(self, raw: set[str]) -> None:
         paths = {path for path in raw if _wanted(path)}
         if not paths:
             return
         self._emit(self.index.apply(paths))
-        if self.lister is not None:
+        lister = self.lister
+        if lister is not None:
             # As for the hand-over's reconcile: the next listing reports these whatever it sees,
             # or a file applied here and gone before then would stay in the index.
             try:
-                self.lister.recheck(sorted(paths))
+                lister.recheck(sorted(paths))
             except ListerGone:
                 pass  # the poll loop finds it gone and reconciles here instead
 
-    def _events_for(self, seconds: float) -> bool:
-        """Until the next poll is due: apply what the partial watcher reports (if there is one).
-        False once stopped; returns early when its queue overflowed (the poll then catches up)."""
-        deadline = time.monotonic() + seconds
-        while self.partial is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return not self._stop.is_set()
+    def _partial_events(self, partial: "PartialWatcher", done: threading.Event) -> None:
+        """The partial watcher's thread: apply its batches as they come, whatever the poll loop is
+        doing (a listing, or the hand-over's reconcile, takes seconds at 100,000 runs)."""
+        while not done.is_set():
             try:
-                raw = self.partial.watch(left, self._stop)
+                raw = partial.watch(1.0, done)
             except OSError:  # it broke: polling alone from now on
-                self._close_partial()
-                break
-            if raw == "stop":
-                return False
+                return
             if raw == "overflow":
-                return not self._stop.is_set()
-            if isinstance(raw, set):
+                self._wake.set()  # the kernel dropped events: poll now
+            elif isinstance(raw, set):
                 self._apply_events(raw)
-        return not self._stop.wait(max(0.0, deadline - time.monotonic()))
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait until the next poll is due (sooner if woken); False once stopped."""
+        self._wake.wait(seconds)
+        self._wake.clear()
+        return not self._stop.is_set()
 
     def _start_lister(self) -> "ListerProcess | None":
         """Start the listing child and wait for its baseline; None if it cannot run (or stopped)."""
@@ -1028,7 +1015,7 @@ class RunMonitor:
             return None
         self.lister = lister
         try:
-            if lister.ready(self._stop, self._beside()):
+            if lister.ready(self._stop):
                 return lister
         except ListerGone:
             pass

@@ -304,8 +304,8 @@ def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
     real_ready, real_reconcile = monitor.ListerProcess.ready, monitor.reconcile
     state = {"calls": 0}
 
-    def ready(self, stop, beside=None):
-        ok = real_ready(self, stop, beside)
+    def ready(self, stop):
+        ok = real_ready(self, stop)
         # After the child's baseline, before the parent's reconcile: one new file, one rewrite.
         write_json(root / "run-b" / "FAILURE.json", FAILURE)
         write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
@@ -674,17 +674,16 @@ def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, mon
     monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
     monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 0.05)
     listing: list = []
-    real_until = monitor.ListerProcess._until
+    real_poll = monitor.ListerProcess.poll
 
-    def until(self, key, stop, on_paths=None, beside=None):
-        if key == "done":
-            listing.append(beside)
-        return real_until(self, key, stop, on_paths, beside)
+    def poll(self, stop, on_paths):
+        listing.append(1)
+        return real_poll(self, stop, on_paths)
 
-    monkeypatch.setattr(monitor.ListerProcess, "_until", until)
+    monkeypatch.setattr(monitor.ListerProcess, "poll", poll)
     with Live(root) as live:
         assert live.wait(lambda: live.monitor.partial is not None and listing)
         time.sleep(0.2)  # well inside the listing that never ends
         write_json(root / "run-new" / "events" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-new/events/FAILURE.json" in live.paths(), 3)
-        assert len(listing) == 1 and listing[0] is not None
+        assert len(listing) == 1  # still in it
