@@ -744,6 +744,7 @@ class RunMonitor:
         self._partial_thread: threading.Thread | None = None
         self._wake = threading.Event()  # the poll loop's wait ends early: stopping, or events were lost
         self._limit_short = False  # real watching failed for want of inotify watches
+        self._fallen_back = ""  # what the status says when real watching failed and nothing better runs
 
     # --- lifecycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -862,7 +863,11 @@ class RunMonitor:
                " (raise fs.inotify.max_user_watches)" if limit else f"file watching failed: {exc}")
         self.reconcile_interval = self.poll or DEGRADED_POLL_S
         self._limit_short = limit
-        self._set_status("degraded", f"{why}; polling every {self.reconcile_interval:g} s instead")
+        self._fallen_back = f"{why}; polling every {self.reconcile_interval:g} s instead"
+        if not limit:
+            self._set_status("degraded", self._fallen_back)
+        # (Short of watches, the partial watcher is tried first: the status then says what it
+        # covers, or this if it cannot start; one "degraded" notice, not two in a row.)
 
     def _poll_loop(self) -> None:
         """Poll until stopped (or, degraded, until the roots change and real watching works again).
@@ -874,6 +879,8 @@ class RunMonitor:
         """
         if self._limit_short and not self.poll:
             self._start_partial()  # before the listing's baseline: no change falls between the two
+            if self.partial is None:
+                self._set_status("degraded", self._fallen_back, self.status.missing_roots)
         lister = self._start_lister()
         try:
             wait = self.reconcile_interval
@@ -927,9 +934,14 @@ class RunMonitor:
                         self._emit(change)
                         self._watch_loop(watcher, missing)
                         return
-                    if self._limit_short:  # the returned root is a new directory: watch it anew
+                    if self._limit_short:
+                        # A returned root is a new directory: watch it anew, once every root is
+                        # back (until then, the next poll that sees a root return tries again).
                         self._close_partial()
-                        self._start_partial()
+                        if not missing:
+                            self._start_partial()
+                            if self.partial is None:
+                                self._set_status("degraded", self._fallen_back, missing)
         finally:
             if lister is not None:
                 lister.close()
@@ -941,6 +953,7 @@ class RunMonitor:
         limit = inotify_limit()
         budget = max(0, min(limit - PARTIAL_SPARE, int(limit * PARTIAL_SHARE))) if limit else PARTIAL_SPARE
         present = [r for r in self.index.roots if os.path.isdir(r)]
+        missing = [r for r in self.index.roots if r not in present]
         if not present or budget <= 0:
             return
         try:
@@ -963,7 +976,7 @@ class RunMonitor:
         self._set_status("degraded", f"the inotify watch limit is short: {partial.watches:,} of {dirs:,} directories "
                                      f"watched (each run's own, then the newest runs whole); polling the rest every "
                                      f"{self.reconcile_interval:g} s (raise fs.inotify.max_user_watches)",
-                         self.status.missing_roots)
+                         missing)
 
     def _close_partial(self) -> None:
         partial, self.partial = self.partial, None
