@@ -863,11 +863,15 @@ class RunMonitor:
                " (raise fs.inotify.max_user_watches)" if limit else f"file watching failed: {exc}")
         self.reconcile_interval = self.poll or DEGRADED_POLL_S
         self._limit_short = limit
-        self._fallen_back = f"{why}; polling every {self.reconcile_interval:g} s instead"
+        self._fallen_back = f"{why}; polling instead ({self._poll_pace()})"
         if not limit:
             self._set_status("degraded", self._fallen_back)
         # (Short of watches, the partial watcher is tried first: the status then says what it
         # covers, or this if it cannot start; one "degraded" notice, not two in a row.)
+
+    def _poll_pace(self) -> str:
+        """How often polling lists the tree: the period, stretched on a large tree by the CPU cap."""
+        return f"every {self.reconcile_interval:g} s at most, within {POLL_DUTY:.0%} of a core"
 
     def _poll_loop(self) -> None:
         """Poll until stopped (or, degraded, until the roots change and real watching works again).
@@ -974,8 +978,8 @@ class RunMonitor:
         self._partial_thread.start()
         dirs = max(self.index.dirs_seen, partial.watches)
         self._set_status("degraded", f"the inotify watch limit is short: {partial.watches:,} of {dirs:,} directories "
-                                     f"watched (each run's own, then the newest runs whole); polling the rest every "
-                                     f"{self.reconcile_interval:g} s (raise fs.inotify.max_user_watches)",
+                                     f"watched (each run's own, then the newest runs whole); polling the rest "
+                                     f"({self._poll_pace()}; raise fs.inotify.max_user_watches)",
                          missing)
 
     def _close_partial(self) -> None:
