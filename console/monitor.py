@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -99,19 +100,31 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
     return seen, missing
 
 
-def reconcile(index: FindingIndex, applied: list[str] | None = None) -> tuple[Change, list[str]]:
+def reconcile(index: FindingIndex, applied: list[str] | None = None, *, guard: threading.Lock | None = None,
+              emit: Callable[[Change], None] | None = None) -> tuple[Change, list[str]]:
     """Compare a fresh listing with the index; apply exactly the differences (their paths are
-    added to ``applied`` if given)."""
+    added to ``applied`` if given). With ``guard``, the applying (and ``emit`` of the change) holds
+    it; the listing, the slow part, does not."""
     seen, missing = listing(index)
+    with guard if guard is not None else nullcontext():
+        change = apply_listing(index, seen, applied)
+        if emit is not None:
+            emit(change)
+    return change, missing
+
+
+def apply_listing(index: FindingIndex, seen: dict[tuple[str, str], tuple[int, int]],
+                  applied: list[str] | None = None) -> Change:
+    """``reconcile``'s second half: apply what differs between a listing and the index."""
     known = index.file_stats()
     changed = [os.path.join(root, rel) for (root, rel), st in seen.items() if known.pop((root, rel), None) != st]
     gone = [os.path.join(root, rel) for (root, rel) in known]  # known, but no longer listed
     if not changed and not gone:
-        return Change(), missing
+        return Change()
     if applied is not None:
         applied.extend(changed)
         applied.extend(gone)
-    return index.apply(changed + gone), missing
+    return index.apply(changed + gone)
 
 
 # The watcher's child process: builds RustNotify (its GIL is its own), says "ready" with the
@@ -743,6 +756,7 @@ class RunMonitor:
         self._partial_done = threading.Event()  # tells the partial watcher's thread to end
         self._partial_thread: threading.Thread | None = None
         self._wake = threading.Event()  # the poll loop's wait ends early: stopping, or events were lost
+        self._applying = threading.Lock()  # apply + on_change, by one thread at a time (see _apply)
         self._limit_short = False  # real watching failed for want of inotify watches
         self._fallen_back = ""  # what the status says when real watching failed and nothing better runs
 
@@ -897,8 +911,7 @@ class RunMonitor:
                 # child's listings, yet the index took it in here.
                 started = time.thread_time()
                 applied: list[str] = []
-                change, missing = reconcile(self.index, applied)
-                self._emit(change)
+                missing = self._reconcile(applied)
                 cost = time.thread_time() - started + lister.cpu
                 try:
                     lister.recheck(applied)
@@ -913,15 +926,14 @@ class RunMonitor:
                 child_cpu = 0.0
                 if lister is not None:
                     try:
-                        if not lister.poll(self._stop, lambda paths: self._emit(self.index.apply(paths))):
+                        if not lister.poll(self._stop, self._apply):
                             return  # stopped mid-listing
                         missing, child_cpu = lister.missing, lister.cpu
                     except ListerGone:  # it died (perhaps mid-listing): reconcile here from now on
                         lister.close()
                         lister = self.lister = None
                 if lister is None:
-                    change, missing = reconcile(self.index)
-                    self._emit(change)
+                    missing = self._reconcile()
                 cost = time.thread_time() - started + child_cpu  # this process's share plus the child's
                 wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
                 if self.poll:
@@ -995,7 +1007,7 @@ class RunMonitor:
         paths = {path for path in raw if _wanted(path)}
         if not paths:
             return
-        self._emit(self.index.apply(paths))
+        self._apply(paths)
         lister = self.lister
         if lister is not None:
             # As for the hand-over's reconcile: the next listing reports these whatever it sees,
@@ -1017,6 +1029,18 @@ class RunMonitor:
                 self._wake.set()  # the kernel dropped events: poll now
             elif isinstance(raw, set):
                 self._apply_events(raw)
+
+    def _apply(self, paths: Iterable[str]) -> None:
+        """Apply and announce, one thread at a time (the poll loop and the partial watcher's thread):
+        two changes to one file must reach ``on_change`` in the order they were made."""
+        with self._applying:
+            self._emit(self.index.apply(paths))
+
+    def _reconcile(self, applied: list[str] | None = None) -> list[str]:
+        """``reconcile`` beside the partial watcher's thread: the listing (seconds at 100k runs)
+        outside the lock, applying and announcing inside it. The roots it could not list."""
+        _change, missing = reconcile(self.index, applied, guard=self._applying, emit=self._emit)
+        return missing
 
     def _pause(self, seconds: float) -> bool:
         """Wait until the next poll is due (sooner if woken); False once stopped."""

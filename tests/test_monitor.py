@@ -273,7 +273,7 @@ def test_polling_child_sees_new_rewritten_deleted_renamed_and_new_runs(root: Pat
 
     calls = []
     real = monitor.reconcile
-    monkeypatch.setattr(monitor, "reconcile", lambda index, *a: calls.append(1) or real(index, *a))
+    monkeypatch.setattr(monitor, "reconcile", lambda index, *a, **k: calls.append(1) or real(index, *a, **k))
     with Live(root, poll=0.1) as live:
         _lister_pid(live)
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "polling")
@@ -313,9 +313,9 @@ def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
         write_json(path, FAILURE | {"failure_type": "permission", "retryable": "false"})
         return ok
 
-    def reconcile(index, *args):
+    def reconcile(index, *args, **kwargs):
         state["calls"] += 1
-        result = real_reconcile(index, *args)
+        result = real_reconcile(index, *args, **kwargs)
         if state["calls"] == 1:
             # After the reconcile, before the child's next listing: rewritten again, a new run, a deletion.
             write_json(path, FAILURE | {"failure_type": "environment"})
@@ -615,7 +615,7 @@ def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path
     monkeypatch.setattr(monitor, "WatcherProcess", lambda *a, **k: started.append(a))
     handed_over: list = []
     real_reconcile = monitor.reconcile
-    monkeypatch.setattr(monitor, "reconcile", lambda *a: handed_over.append(1) or real_reconcile(*a))
+    monkeypatch.setattr(monitor, "reconcile", lambda *a, **k: handed_over.append(1) or real_reconcile(*a, **k))
     with Live(root) as live:
         # Polling has begun: the listing child's baseline and the one reconcile after it are done.
         assert live.wait(lambda: live.monitor.partial is not None and handed_over)
@@ -689,3 +689,31 @@ def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, mon
         write_json(root / "run-new" / "events" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-new/events/FAILURE.json" in live.paths(), 3)
         assert len(listing) == 1  # still in it
+
+
+def test_changes_are_announced_in_the_order_they_were_applied() -> None:
+    """The poll loop and the partial watcher's thread both apply: a change to a file announced
+    after a later change to it would leave the console showing the older row."""
+    announced: list[int] = []
+
+    class Index:  # applies like the real one: its own lock is released before the change is announced
+        def __init__(self) -> None:
+            self.n, self.lock = 0, threading.Lock()
+
+        def apply(self, paths):
+            with self.lock:
+                self.n += 1
+                k = self.n
+            if k == 1:
+                time.sleep(0.2)  # the first thread is slow to announce its change
+            return Change((k,), (), (), 0)
+
+    monitor = RunMonitor(Index(), lambda change: announced.append(change.added[0]))  # type: ignore[arg-type]
+    first = threading.Thread(target=monitor._apply, args=(["a"],))
+    first.start()
+    time.sleep(0.05)
+    second = threading.Thread(target=monitor._apply, args=(["a"],))
+    second.start()
+    first.join()
+    second.join()
+    assert announced == [1, 2]
