@@ -24,6 +24,11 @@ listing 260,000 files and comparing two tables that size here held this
 process's interpreter lock for seconds each period. One in-process ``reconcile`` after the child's first
 listing covers everything before it; if the child dies or cannot start, the
 poller reconciles in this process again.
+
+When the inotify limit cannot cover every directory, that fall-back polling runs beside a partial
+watch (``PartialWatcher``): inotify over what the limit allows, the newest runs first, its events
+applied on a thread of its own. Both threads apply and announce under one lock, so the changes to
+a file reach ``on_change`` in the order they were made.
 """
 
 from __future__ import annotations
