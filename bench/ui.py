@@ -144,7 +144,8 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             for role, label, path, runs in (("small", small_l, small, small_runs), ("big", big_l, big, big_runs)):
                 progress(f"ui: {label} tree: launch {i} of {launches}")
                 sessions[f"launch_{role}_{i}"] = _session(dict(common, label=label, tree=path, runs=runs, standalone=True,
-                                                               standalone_repeats=2 if role == "small" else 1))
+                                                               standalone_repeats=2 if role == "small" else 1,
+                                                               one_process=False))
     finally:
         for path in own:
             shutil.rmtree(path, ignore_errors=True)

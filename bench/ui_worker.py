@@ -348,7 +348,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         progress(f"ui[{cfg['label']}]: standalone FindingIndex.scan() {min(times):.2f} s")
         import inspect
 
-        if "workers" in inspect.signature(FindingIndex.scan).parameters:
+        if "workers" in inspect.signature(FindingIndex.scan).parameters and cfg.get("one_process", True):
             # The index forks helper processes when it scans on a process's only thread (as just
             # now); the console scans on its monitor's thread, where helpers are started as fresh
             # interpreters instead. For reference, the same tree in one process:
