@@ -40,7 +40,14 @@ class SteadyFooter(Footer):
     a different order, binding groups) rebuilds the footer as before.
     """
 
+    FIRST_KEYS_AFTER = 0.03  # s: the first keys are built after the first frame, not in its step
+
     def bindings_changed(self, screen: Screen) -> None:
+        if not self._bindings_ready and not self.children:
+            # The screen's first bindings: building the keys (about 5 ms) in the same step of the
+            # event loop as the first layout and render made that step the longest of the launch.
+            self.set_timer(self.FIRST_KEYS_AFTER, lambda: Footer.bindings_changed(self, screen))
+            return
         if not (screen.app.app_focus and self.is_attached and screen is self.screen and self._bindings_ready
                 and self._update_in_place()):
             super().bindings_changed(screen)
