@@ -41,12 +41,15 @@ class SteadyFooter(Footer):
     """
 
     FIRST_KEYS_AFTER = 0.03  # s: the first keys are built after the first frame, not in its step
+    _first_keys_due = False
 
     def bindings_changed(self, screen: Screen) -> None:
         if not self._bindings_ready and not self.children:
             # The screen's first bindings: building the keys (about 5 ms) in the same step of the
             # event loop as the first layout and render made that step the longest of the launch.
-            self.set_timer(self.FIRST_KEYS_AFTER, lambda: Footer.bindings_changed(self, screen))
+            if not self._first_keys_due:
+                self._first_keys_due = True
+                self.set_timer(self.FIRST_KEYS_AFTER, lambda: Footer.bindings_changed(self, screen))
             return
         if not (screen.app.app_focus and self.is_attached and screen is self.screen and self._bindings_ready
                 and self._update_in_place()):
