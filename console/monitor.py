@@ -132,12 +132,11 @@ def apply_listing(index: FindingIndex, seen: dict[tuple[str, str], tuple[int, in
     return index.apply(changed + gone)
 
 
-# The watcher's child process: builds RustNotify (its GIL is its own), says "ready" with the
-# inotify watches it holds, then one JSON line per batch of changed paths; stdin's end stops it.
-_WATCHER_CHILD = r"""
+# What both watcher children start with: their config from argv, ``say`` (a JSON line to the
+# parent; exit if it is gone) and ``wait_eof`` (sets ``stop`` when the parent closes stdin).
+_WATCHER_PRELUDE = r"""
 import json, os, signal, sys, threading
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (stdin closes)
-from watchfiles._rust_notify import RustNotify
 
 cfg = json.loads(sys.argv[1])
 out = sys.stdout.buffer
@@ -145,8 +144,11 @@ stop = threading.Event()
 
 
 def say(obj):
-    out.write(json.dumps(obj).encode() + b"\n")
-    out.flush()
+    try:
+        out.write(json.dumps(obj).encode() + b"\n")
+        out.flush()
+    except OSError:  # the parent is gone
+        os._exit(0)
 
 
 def wait_eof():
@@ -156,6 +158,12 @@ def wait_eof():
     except OSError:
         pass
     stop.set()
+"""
+
+# The watcher's child process: builds RustNotify (its GIL is its own), says "ready" with the
+# inotify watches it holds, then one JSON line per batch of changed paths; stdin's end stops it.
+_WATCHER_CHILD = _WATCHER_PRELUDE + r"""
+from watchfiles._rust_notify import RustNotify
 
 
 def watches():
@@ -277,6 +285,7 @@ class WatcherProcess(_Child):
     def __init__(self, paths: list[str], debounce_ms: int, step_ms: int) -> None:
         super().__init__(_WATCHER_CHILD, {"paths": paths, "debounce_ms": debounce_ms, "step_ms": step_ms})
         self.watches: int | None = None  # inotify watches the child holds, once ready
+        self.ready_message: dict = {}
 
     def _message(self, timeout: float) -> dict | None:
         """The next message, waiting up to ``timeout`` s; None if none came. WatcherGone at the end,
@@ -295,22 +304,28 @@ class WatcherProcess(_Child):
             msg = self._message(self.STEP_S)
             if msg is not None and msg.get("ready"):
                 self.watches = msg.get("watches")
+                self.ready_message = msg
                 return True
             if time.monotonic() > deadline:
-                raise WatcherGone(errno.ETIMEDOUT, "the file watcher did not start")
+                raise WatcherGone(errno.ETIMEDOUT, f"the {self.WHAT} did not start")
         return False
 
     def watch(self, timeout: float, stop: threading.Event) -> set[str] | str:
-        """The next batch of changed paths (every batch already waiting, merged)."""
+        """The next batch of changed paths (every batch already waiting, merged); ``"overflow"``
+        when the child says the kernel's queue overflowed (the partial watcher's does)."""
         deadline = time.monotonic() + timeout
         while not stop.is_set():
             msg = self._message(min(self.STEP_S, max(deadline - time.monotonic(), 0.0)))
+            if msg is not None and msg.get("overflow"):
+                return "overflow"
             if msg is not None and "paths" in msg:
                 paths = set(msg["paths"])
                 while True:
                     more = self._message(0)
                     if more is None:
                         return paths
+                    if more.get("overflow"):
+                        return "overflow"
                     paths.update(more.get("paths", ()))
             if time.monotonic() >= deadline:
                 return "timeout"
@@ -324,38 +339,17 @@ class WatcherProcess(_Child):
 # ``max_depth``; a directory created later in a watched one is watched too while the budget
 # lasts. It says "ready" with the watches it holds, then one JSON line per batch of changed paths
 # (``{"overflow": true}`` when the kernel's queue overflowed); stdin's end stops it.
-_PARTIAL_CHILD = r"""
-import errno, json, os, select, signal, sys, threading, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (stdin closes)
+_PARTIAL_CHILD = _WATCHER_PRELUDE + r"""
+import errno, select, time
 from inotify_simple import INotify, flags
 
-cfg = json.loads(sys.argv[1])
 MAX_DEPTH = cfg["max_depth"]
 BUDGET = cfg["budget"]
-out = sys.stdout.buffer
-stop = threading.Event()
 MASK = (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.ATTRIB | flags.MOVED_FROM | flags.MOVED_TO
         | flags.DELETE | flags.DELETE_SELF | flags.ONLYDIR | flags.DONT_FOLLOW)
 ino = INotify()
 dirs = {}  # wd -> (path, depth)
 full = False
-
-
-def say(obj):
-    try:
-        out.write(json.dumps(obj).encode() + b"\n")
-        out.flush()
-    except OSError:
-        os._exit(0)
-
-
-def wait_eof():
-    try:
-        while os.read(0, 4096):
-            pass
-    except OSError:
-        pass
-    stop.set()
 
 
 def add(path, depth):
@@ -460,50 +454,23 @@ while not stop.is_set():
 """
 
 
-class PartialWatcher(_Child):
-    """``_PARTIAL_CHILD``: inotify over as many directories as ``budget`` allows (see there), behind
-    ``WatcherProcess``'s interface; ``watch`` also returns ``"overflow"``. The poll loop runs beside
+class PartialWatcher(WatcherProcess):
+    """``_PARTIAL_CHILD``: inotify over as many directories as ``budget`` allows (see there), read
+    as ``WatcherProcess`` is; ``watch`` may also return ``"overflow"``. The poll loop runs beside
     it for the directories it does not cover."""
 
-    STEP_S = 0.1
-
-    GONE = WatcherGone
     WHAT = "partial file watcher process"
 
     def __init__(self, roots: list[str], budget: int, debounce_ms: int, step_ms: int) -> None:
-        super().__init__(_PARTIAL_CHILD, {"roots": roots, "budget": budget, "max_depth": MAX_DEPTH,
-                                          "debounce_ms": debounce_ms, "step_ms": step_ms})
+        _Child.__init__(self, _PARTIAL_CHILD, {"roots": roots, "budget": budget, "max_depth": MAX_DEPTH,
+                                               "debounce_ms": debounce_ms, "step_ms": step_ms})
         self.watches = 0
-        self.full = False  # the budget (or the kernel's limit) ran out before every directory was watched
+        self.ready_message = {}
 
-    def ready(self, stop: threading.Event, timeout: float = 600.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while not stop.is_set():
-            msg = self._next(self.STEP_S)
-            if msg is not None and msg.get("ready"):
-                self.watches, self.full = int(msg.get("watches") or 0), bool(msg.get("full"))
-                return True
-            if time.monotonic() > deadline:
-                raise WatcherGone(errno.ETIMEDOUT, "the partial file watcher did not start")
-        return False
-
-    def watch(self, timeout: float, stop: threading.Event) -> set[str] | str:
-        deadline = time.monotonic() + timeout
-        while not stop.is_set():
-            msg = self._next(min(self.STEP_S, max(deadline - time.monotonic(), 0.0)))
-            if msg is not None:
-                if msg.get("overflow"):
-                    return "overflow"
-                if "paths" in msg:
-                    paths = set(msg["paths"])
-                    while (more := self._next(0)) is not None:
-                        if more.get("overflow"):
-                            return "overflow"
-                        paths.update(more.get("paths", ()))
-                    return paths
-            if time.monotonic() >= deadline:
-                return "timeout"
-        return "stop"
+    @property
+    def full(self) -> bool:
+        """The budget (or the kernel's limit) ran out before every directory was watched."""
+        return bool(self.ready_message.get("full"))
 
 
 class InProcessWatcher:

@@ -155,6 +155,20 @@ def assert_reaped(spawns):
     assert all(p.stdin.closed for p in spawns)
 
 
+def count_adopted(monkeypatch) -> list[bool]:
+    """Whether each frame a helper sent was taken as a chunk (a list that fills as the scan runs)."""
+    adopted: list[bool] = []
+    real = index_mod._chunk_of
+
+    def counting(*args):
+        chunk = real(*args)
+        adopted.append(chunk is not None)
+        return chunk
+
+    monkeypatch.setattr(index_mod, "_chunk_of", counting)
+    return adopted
+
+
 def slow_batches(delay=0.004):
     """An on_batch that keeps this process busy, so helpers (which start in ~0.3 s) get chunks."""
     return lambda rows: time.sleep(delay)
@@ -171,26 +185,15 @@ def test_no_forks_while_other_threads_run_but_fresh_helpers(tree, forks, spawns)
 
 
 @pytest.mark.parametrize("workers", [2, 3])
-def test_spawned_helpers_give_the_same_index_as_one_process(tree, forks, spawns, workers):
+def test_spawned_helpers_give_the_same_index_as_one_process(tree, forks, spawns, workers, monkeypatch):
     one_calls, many_calls = [], []
     one = FindingIndex([tree], judge=judge_here(one_calls))
     one.scan(workers=1)
     many = FindingIndex([tree], judge=judge_here(many_calls))
     batches: list = []
-    adopted: list = []
-    real = index_mod._chunk_of
-
-    def counting(*args):
-        chunk = real(*args)
-        adopted.append(chunk is not None)
-        return chunk
-
-    index_mod._chunk_of = counting
-    try:
-        in_thread(lambda: many.scan(workers=workers, on_batch=lambda rows: (batches.append(rows), time.sleep(0.004)),
-                                    batch_s=0.0))
-    finally:
-        index_mod._chunk_of = real
+    adopted = count_adopted(monkeypatch)
+    in_thread(lambda: many.scan(workers=workers, on_batch=lambda rows: (batches.append(rows), time.sleep(0.004)),
+                                batch_s=0.0))
     assert forks == [] and len(spawns) == workers - 1
     assert adopted and all(adopted)  # the helpers did read chunks
     assert_reaped(spawns)
@@ -563,15 +566,7 @@ def test_helpers_started_ahead_are_what_the_scan_uses(tree, forks, spawns, monke
     assert len(many.standby) == 1 and len(spawns) == 1
     time.sleep(1.0)  # started (imports done) and waiting, as while a console paints its first screen
     assert spawns[0].poll() is None
-    adopted: list = []
-    real = index_mod._chunk_of
-
-    def counting(*args):
-        chunk = real(*args)
-        adopted.append(chunk is not None)
-        return chunk
-
-    monkeypatch.setattr(index_mod, "_chunk_of", counting)
+    adopted = count_adopted(monkeypatch)
     in_thread(lambda: many.scan(workers=2, on_batch=slow_batches(), batch_s=0.0))
     assert forks == [] and len(spawns) == 1  # no other helper was started: the waiting one worked
     assert adopted and all(adopted)
