@@ -131,3 +131,32 @@ async def test_retry_from_role_on_a_transient_failure_signs_a_retry_decision_and
     payload = json.loads((kit.root / rel.replace("FAILURE.json", "FAILURE.decision.json")).read_text())
     assert payload["gate"] == "retry" and payload["choice"] == "retry" and payload["comment"] == "network is back"
     assert not (kit.root / rel).exists()
+
+
+async def test_output_arriving_while_the_pane_closes_is_kept_and_the_resume_followed(tmp_path):
+    """A line can reach the pane after its widgets are gone and before it stops listening: it is
+    kept in the job, and the worker that follows the resume's output goes on."""
+    from textual.widgets import Log
+
+    kit = make_kit(tmp_path)
+    app = app_with(kit, runner("--steps", "500", "--step-seconds", "0.02"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await resume_from_ui(pilot, app)
+        await until(pilot, lambda: any("step 1/500" in line for line in screen.job.lines))
+        await screen.query_one(Log).remove()  # as while the pane closes
+        await screen.query_one("#resume-state").remove()
+        assert screen.job.listener == screen._event
+        screen.job.add_line("arrived while closing")
+        screen.job.finish(None, "not really")  # the state line's way too
+        screen._tick()
+        assert "arrived while closing" in screen.job.lines
+        screen.job.error = None  # (undo the pretend end: the real resume still runs)
+        seen = len(screen.job.lines)
+        await until(pilot, lambda: len(screen.job.lines) > seen + 3)  # still followed
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        assert "arrived while closing" in str(app.screen.query_one(Log).lines)  # the reopened pane shows it
+        await pilot.press("x", "y")
+        await until(pilot, lambda: app.screen.job.result is not None)

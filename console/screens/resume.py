@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Log, Static
 
@@ -110,15 +111,24 @@ class ResumeScreen(ModalScreen[None]):
 
     def _tick(self) -> None:
         if self.job.running and not self.asking:
-            self.query_one("#resume-state", Static).update(self.job.state_text())
+            try:
+                self.query_one("#resume-state", Static).update(self.job.state_text())
+            except NoMatches:  # closing: its widgets go before its timers stop
+                pass
 
     def _event(self, line: str | None) -> None:
-        if line is not None:
-            self.query_one(Log).write_line(safe(line, max_len=4000))
-            return
-        self.asking = False
-        self.query_one("#resume-state", Static).update(self.job.state_text())
-        self.refresh_bindings()
+        try:
+            if line is not None:
+                self.query_one(Log).write_line(safe(line, max_len=4000))
+                return
+            self.asking = False
+            self.query_one("#resume-state", Static).update(self.job.state_text())
+            self.refresh_bindings()
+        except NoMatches:
+            # Closing: its widgets are removed before ``on_unmount`` stops the listening. The line
+            # is kept in the job (a pane opened again shows it); raising here would end the worker
+            # that follows the resume's output.
+            pass
 
     def check_action(self, action: str, parameters: tuple[Any, ...]) -> bool | None:
         if action == "cancel":
