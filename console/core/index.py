@@ -985,7 +985,7 @@ class Standby:
         self._waiting: list[tuple[subprocess.Popen, socket.socket]] = []
         self._lock = threading.Lock()
 
-    def start(self, roots: Iterable[str], workers: int | None = None) -> int:
+    def start(self, roots: Iterable[str]) -> int:
         """Start a scan's helpers if its first root looks large enough to use them; how many."""
         if os.name != "posix" or not hasattr(socket, "send_fds"):
             return 0
@@ -998,7 +998,7 @@ class Standby:
         # not counted (ext4 past 65,000 subdirectories, btrfs): then assume a large root.
         if links != 1 and links - 2 < PARALLEL_MIN_RUNS_SPAWN:
             return 0
-        n = (workers or min(_cpus(), 4)) - 1
+        n = min(_cpus(), 4) - 1  # as many as the scan's default (``_scan_workers``) would start
         started = 0
         for _ in range(n):
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

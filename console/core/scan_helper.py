@@ -50,12 +50,25 @@ def _lifeline(fd: int) -> None:
     os._exit(0)
 
 
+def _setup(start: bytes = b"") -> dict:
+    """The setup frame on stdin (``index._FRAME`` length, then the pickle), of which ``start`` has
+    already been read."""
+    from . import index as ix
+
+    data = bytearray(start)
+    if len(data) < ix._FRAME.size:
+        data += _read_exactly(0, ix._FRAME.size - len(data))
+    (size,) = ix._FRAME.unpack_from(data)
+    rest = ix._FRAME.size + size - len(data)
+    if rest > 0:
+        data += _read_exactly(0, rest)
+    return pickle.loads(bytes(data[ix._FRAME.size:]))
+
+
 def _setup_from_socket() -> tuple[dict, tuple[int, int, int]]:
     """A standby helper's setup: the frame on stdin (a socket), the descriptors with its first
     bytes (the root, the queue's read end, the output's write end, in that order)."""
     import socket
-
-    from . import index as ix
 
     sock = socket.socket(fileno=os.dup(0))
     try:
@@ -66,14 +79,7 @@ def _setup_from_socket() -> tuple[dict, tuple[int, int, int]]:
         raise EOFError("the scan ended before it needed this helper")
     if len(fds) != 3:
         raise OSError("the setup came without its three descriptors")
-    data = bytearray(data)
-    while len(data) < ix._FRAME.size:
-        data += _read_exactly(0, ix._FRAME.size - len(data))
-    (size,) = ix._FRAME.unpack_from(data)
-    rest = ix._FRAME.size + size - len(data)
-    if rest > 0:
-        data += _read_exactly(0, rest)
-    return pickle.loads(bytes(data[ix._FRAME.size:])), (fds[0], fds[1], fds[2])
+    return _setup(data), (fds[0], fds[1], fds[2])
 
 
 def main(standby: bool = False) -> None:
@@ -92,8 +98,7 @@ def main(standby: bool = False) -> None:
             return  # not needed after all
         setup["root_fd"], setup["queue_fd"], setup["out_fd"] = fds  # the numbers in it are the parent's
     else:
-        (size,) = ix._FRAME.unpack(_read_exactly(0, ix._FRAME.size))
-        setup = pickle.loads(_read_exactly(0, size))
+        setup = _setup()
     threading.Thread(target=_lifeline, args=(0,), name="triage-scan-lifeline", daemon=True).start()
     index = ix.FindingIndex([setup["root"]], max_bytes=setup["max_bytes"], keep_findings=setup["keep_findings"])
     out_fd = setup["out_fd"]
