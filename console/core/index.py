@@ -804,7 +804,7 @@ def _scan_workers(workers: int | None, runs: int) -> int:
     if workers is None:
         if runs < (PARALLEL_MIN_RUNS if how == "fork" else PARALLEL_MIN_RUNS_SPAWN):
             return 1
-        workers = min(_cpus(), 4)
+        workers = _default_workers()
     return max(1, min(workers, runs))
 
 
@@ -998,7 +998,7 @@ class Standby:
         # not counted (ext4 past 65,000 subdirectories, btrfs): then assume a large root.
         if links != 1 and links - 2 < PARALLEL_MIN_RUNS_SPAWN:
             return 0
-        n = min(_cpus(), 4) - 1  # as many as the scan's default (``_scan_workers``) would start
+        n = _default_workers() - 1  # the processes a scan reads with, less its own
         started = 0
         for _ in range(n):
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -1040,11 +1040,13 @@ class Standby:
         return len(self._waiting)
 
 
-def _cpus() -> int:
+def _default_workers() -> int:
+    """Processes a large scan reads with: every CPU this process may use, up to 4."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    return min(cpus, 4)
 
 
 def _spawn_helper(index: FindingIndex, root: str, root_fd: int, chunks: list[list[str]], queue_r: int) -> _Spawned | None:
