@@ -24,6 +24,7 @@ from ..core.safety import safe
 from ..paths import style
 from ..widgets.detail import DetailView, detail_text
 from ..widgets.finding_table import FindingTable, header_text
+from ..widgets.sizing import set_virtual_size_quietly
 
 SPARK_MINUTES = 30
 DETAIL_DELAY = 0.06  # while the cursor moves fast, seconds it rests before the detail pane follows it
@@ -130,11 +131,8 @@ class FilterInput(Input):
 
     def _watch_value(self, value: str) -> None:
         # The prompt is one line of a fixed size: a longer text needs no layout pass of the whole
-        # screen (about 25 ms at 120x36), which Input's own setting of ``virtual_size`` asks for.
-        size = Size(self.content_width, 1)
-        if size != self.virtual_size:
-            self.set_reactive(Input.virtual_size, size)
-            self._scroll_update(size)
+        # screen, which Input's own setting of ``virtual_size`` asks for.
+        if set_virtual_size_quietly(self, Size(self.content_width, 1)):
             self.refresh()
         super()._watch_value(value)
         if self.on_value is not None and not _events_waiting(self.app):

@@ -18,6 +18,7 @@ from textual.visual import Visual, visualize
 from ..core.decisions import state_now
 from ..core.findings import Finding
 from ..core.safety import safe
+from .sizing import set_virtual_size_quietly
 from ..core.taxonomy import lookup
 
 
@@ -149,12 +150,7 @@ class DetailView(ScrollView, can_focus=True):
             return []
         visual = visualize(self, self._text, markup=False)  # a Text: nothing in it is parsed
         strips = self._strips = Visual.to_strips(self, visual, width, None, self.visual_style)
-        size = Size(width, len(strips))
-        if size != self.virtual_size:
-            # Only the scrollbar follows the text's height: no layout pass of the screen (a
-            # scrollbar that appears or goes still takes one, and a resize re-wraps).
-            self.set_reactive(DetailView.virtual_size, size)
-            self._scroll_update(size)
+        set_virtual_size_quietly(self, Size(width, len(strips)))  # (a resize re-wraps)
         return strips
 
     def on_resize(self) -> None:

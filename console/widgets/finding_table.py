@@ -33,6 +33,7 @@ from ..core.decisions import settles, state_now
 from ..core.findings import Finding
 from ..core.query import Facets, parse_filter
 from ..core.safety import safe
+from .sizing import set_virtual_size_quietly
 
 NEW_FOR = 3.0  # seconds a new row stays marked
 _UNSET = object()
@@ -748,13 +749,8 @@ class FindingTable(ScrollView, can_focus=True):
             self._settle(None)
 
     def _size_to_rows(self, n: int) -> None:
-        """The virtual size for ``n`` rows. The table's own size never depends on its rows (the CSS
-        gives it its share of the screen), so only the scrollbars follow: no layout pass over the
-        whole screen (about 25 ms), which setting ``virtual_size`` would ask for."""
-        size = Size(sum(c.width + 1 for c in columns_for(self.size.width)), n)
-        if size != self.virtual_size:
-            self.set_reactive(FindingTable.virtual_size, size)
-            self._scroll_update(size)
+        """The virtual size for ``n`` rows (only the scrollbars follow: ``set_virtual_size_quietly``)."""
+        set_virtual_size_quietly(self, Size(sum(c.width + 1 for c in columns_for(self.size.width)), n))
 
     def _rebuild(self) -> None:
         """The sort key changed."""
