@@ -367,3 +367,30 @@ async def test_the_status_bar_says_starting_until_the_watch_is_live(tmp_path) ->
         await pilot.pause()
         assert "● live" in str(app.screen.query_one("#status").render())
     assert modes == ["indexing", "starting", "live"]
+
+
+async def test_typing_a_filter_asks_for_no_layout_of_the_screen(monkeypatch) -> None:
+    """Each keystroke in the filter prompt repaints the prompt, the table and the status line; none
+    asks for a layout pass of the whole screen (about 25 ms at 120x36)."""
+    from textual.widget import Widget
+
+    app = make_app(sample_runs_dir())
+    layouts: list[str] = []
+    real = Widget.refresh
+
+    def refresh(self, *regions, repaint=True, layout=False, recompose=False):
+        if layout:
+            layouts.append(type(self).__name__)
+        return real(self, *regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        await pilot.press("slash")
+        await pilot.pause()
+        monkeypatch.setattr(Widget, "refresh", refresh)
+        for key in "verify":
+            await pilot.press(key)
+            await pilot.pause()
+        monkeypatch.setattr(Widget, "refresh", real)
+        assert 0 < len(table.rows) < table.tally["findings"]  # the filter did filter
+        assert layouts == []
