@@ -227,7 +227,7 @@ async def test_rows_appear_before_the_initial_scan_ends(tmp_path: Path, monkeypa
         assert len(table.rows) == 400
 
 
-async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort() -> None:
+async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort(monkeypatch) -> None:
     import random
 
     from console.core.findings import Finding
@@ -244,41 +244,38 @@ async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort() -> None:
                        confidence=rng.choice([None, 0.5, rng.random()]))
 
     app = make_app(Path("/nonexistent/triage-runs"))
-    old_block, old_chunk = finding_table.BLOCK, finding_table.CHUNK
-    finding_table.BLOCK, finding_table.CHUNK = 8, 16  # many blocks and slices on a small table
-    try:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await pilot.pause()
-            table = app.screen.query_one(FindingTable)
-            live = {i: make(i) for i in range(300)}
-            table.set_findings(list(live.values()))
-            table.prepare_orders()
-            for step in range(60):  # changes while the orders are built in the background
-                added = make(1000 + step)
-                removed = live.pop(rng.choice(sorted(live)))
-                victim = rng.choice(sorted(live))
-                changed = make(victim)
-                live[victim] = changed
-                live[1000 + step] = added
-                table.apply([added], [changed], [removed])
-                if step % 5 == 0:
-                    await pilot.pause()
-            await app.workers.wait_for_complete()
-            assert set(table._orders) == set(finding_table.SORT_KEYS)
-            for query in ("", "route:human", "route:human class:f5", "run:run-1", "run:run-12", "gate:*"):
-                app.screen._set_query(query)
-                keep = parse_filter(query)
-                for _ in range(len(finding_table.SORT_KEYS)):
-                    table.action_cycle_sort()
-                    expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
-                    assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
-                    selected = table.selected
-                    table.apply([make(2000)], [], [])
-                    live[2000] = next(f for f in table._all.values() if f.id == "id2000")
-                    assert table.selected is None or selected is None or table.selected.id == selected.id
-                    table.apply([], [], [live.pop(2000)])
-    finally:
-        finding_table.BLOCK, finding_table.CHUNK = old_block, old_chunk
+    monkeypatch.setattr(finding_table, "BLOCK", 8)  # many blocks and slices on a small table
+    monkeypatch.setattr(finding_table, "CHUNK", 16)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FindingTable)
+        live = {i: make(i) for i in range(300)}
+        table.set_findings(list(live.values()))
+        table.prepare_orders()
+        for step in range(60):  # changes while the orders are built in the background
+            added = make(1000 + step)
+            removed = live.pop(rng.choice(sorted(live)))
+            victim = rng.choice(sorted(live))
+            changed = make(victim)
+            live[victim] = changed
+            live[1000 + step] = added
+            table.apply([added], [changed], [removed])
+            if step % 5 == 0:
+                await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert set(table._orders) == set(finding_table.SORT_KEYS)
+        for query in ("", "route:human", "route:human class:f5", "run:run-1", "run:run-12", "gate:*"):
+            app.screen._set_query(query)
+            keep = parse_filter(query)
+            for _ in range(len(finding_table.SORT_KEYS)):
+                table.action_cycle_sort()
+                expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
+                assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
+                selected = table.selected
+                table.apply([make(2000)], [], [])
+                live[2000] = next(f for f in table._all.values() if f.id == "id2000")
+                assert table.selected is None or selected is None or table.selected.id == selected.id
+                table.apply([], [], [live.pop(2000)])
 
 
 async def test_footer_follows_the_focus_without_rebuilding() -> None:

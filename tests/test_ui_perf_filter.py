@@ -67,42 +67,38 @@ def _crowded() -> Facets:
 
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize("facets", [Facets, _crowded], ids=["coded", "past-255-tuples"])
-def test_selecting_by_facet_codes_equals_the_predicate(rows, query, facets):
+def test_selecting_by_facet_codes_equals_the_predicate(rows, query, facets, monkeypatch):
     keep = parse_filter(query)
     key = finding_table.SORT_FUNCS["route"]
-    old_block = finding_table.BLOCK
-    finding_table.BLOCK = 16  # many blocks, some split by the inserts below
-    try:
-        ordered = _Sorted(key, sorted(rows[: len(rows) // 2], key=key), facets=facets())
-        for f in rows[len(rows) // 2 :]:
-            ordered.insert(f)
-        for f in rows[::7]:
-            assert ordered.remove(f)
-        expected = [f for f in ordered if keep(f)]
-        chosen = ordered.select(keep)
-        # read as the table reads it (length, row i, a row's place) before its rows are all made
-        assert len(chosen) == len(expected)
-        assert [chosen[i] for i in range(len(chosen) - 1, -1, -1)] == expected[::-1]
-        where = {f.id: i for i, f in enumerate(expected)}
-        assert [chosen.position(f) for f in ordered] == [where.get(f.id) for f in ordered]
-        # the order changes (a live row) after the selection was made: the selection does not
-        newcomer = Finding(id="new", root="/r", path="zz/new.json", run="zz", format="raw", status="ok",
-                           taxonomy="stage", class_="F5", route="human")
-        again_first = ordered.select(keep)
-        ordered.insert(newcomer)
-        assert list(again_first) == expected
-        assert ordered.remove(newcomer)
-        assert list(chosen) == expected
-        # ... and the chosen rows keep their codes in step: filtering them again (as a narrowed
-        # query does) and changing them live still agree with the predicate.
-        for f in rows[::7][:40]:
-            if keep(f):
-                chosen.insert(f)
-        again = parse_filter(query + " route:human")
-        assert list(chosen.select(again)) == [f for f in sorted([*expected, *(f for f in rows[::7][:40] if keep(f))],
-                                                                 key=key) if again(f)]
-    finally:
-        finding_table.BLOCK = old_block
+    monkeypatch.setattr(finding_table, "BLOCK", 16)  # many blocks, some split by the inserts below
+    ordered = _Sorted(key, sorted(rows[: len(rows) // 2], key=key), facets=facets())
+    for f in rows[len(rows) // 2 :]:
+        ordered.insert(f)
+    for f in rows[::7]:
+        assert ordered.remove(f)
+    expected = [f for f in ordered if keep(f)]
+    chosen = ordered.select(keep)
+    # read as the table reads it (length, row i, a row's place) before its rows are all made
+    assert len(chosen) == len(expected)
+    assert [chosen[i] for i in range(len(chosen) - 1, -1, -1)] == expected[::-1]
+    where = {f.id: i for i, f in enumerate(expected)}
+    assert [chosen.position(f) for f in ordered] == [where.get(f.id) for f in ordered]
+    # the order changes (a live row) after the selection was made: the selection does not
+    newcomer = Finding(id="new", root="/r", path="zz/new.json", run="zz", format="raw", status="ok",
+                       taxonomy="stage", class_="F5", route="human")
+    again_first = ordered.select(keep)
+    ordered.insert(newcomer)
+    assert list(again_first) == expected
+    assert ordered.remove(newcomer)
+    assert list(chosen) == expected
+    # ... and the chosen rows keep their codes in step: filtering them again (as a narrowed
+    # query does) and changing them live still agree with the predicate.
+    for f in rows[::7][:40]:
+        if keep(f):
+            chosen.insert(f)
+    again = parse_filter(query + " route:human")
+    assert list(chosen.select(again)) == [f for f in sorted([*expected, *(f for f in rows[::7][:40] if keep(f))],
+                                                             key=key) if again(f)]
 
 
 def test_select_rows_with_a_plain_predicate(rows):
@@ -136,39 +132,35 @@ async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_cha
     monkeypatch.setattr(finding_table, "SLICE_S", 0.0)
     rng = random.Random(17)
     app = TriageApp(["/nonexistent/triage-runs"], monitor=False, clock=lambda: FROZEN)
-    old_block = finding_table.BLOCK
-    finding_table.BLOCK = 8  # many blocks on a small table
-    try:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await pilot.pause()
-            table, live = _filled(app, rng, 400)
-            table.prepare_orders()
-            n = 1000
-            for step, query in enumerate(QUERIES * 2):
-                app.screen._set_query(query)
-                keep = parse_filter(query)
-                for _ in range(6):  # live changes after the filter was applied
-                    added = _make(rng, n)
-                    n += 1
-                    removed = live.pop(rng.choice(sorted(live)))
-                    victim = rng.choice(sorted(live))
-                    changed = _make(rng, int(victim[2:]))
-                    live[victim], live[added.id] = changed, added
-                    table.apply([added], [changed], [removed])
-                if step % 3 == 0:
-                    table.action_cycle_sort()
-                if step % 4 == 0:
-                    await pilot.pause()  # the background order builds (and fills) go on meanwhile
-                if step % 5 == 0:
-                    table.action_reverse_sort()
-                for _ in range(500):
-                    if table.filling is None:
-                        break
-                    await pilot.pause()
-                expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
-                assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
-    finally:
-        finding_table.BLOCK = old_block
+    monkeypatch.setattr(finding_table, "BLOCK", 8)  # many blocks on a small table
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table, live = _filled(app, rng, 400)
+        table.prepare_orders()
+        n = 1000
+        for step, query in enumerate(QUERIES * 2):
+            app.screen._set_query(query)
+            keep = parse_filter(query)
+            for _ in range(6):  # live changes after the filter was applied
+                added = _make(rng, n)
+                n += 1
+                removed = live.pop(rng.choice(sorted(live)))
+                victim = rng.choice(sorted(live))
+                changed = _make(rng, int(victim[2:]))
+                live[victim], live[added.id] = changed, added
+                table.apply([added], [changed], [removed])
+            if step % 3 == 0:
+                table.action_cycle_sort()
+            if step % 4 == 0:
+                await pilot.pause()  # the background order builds (and fills) go on meanwhile
+            if step % 5 == 0:
+                table.action_reverse_sort()
+            for _ in range(500):
+                if table.filling is None:
+                    break
+                await pilot.pause()
+            expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
+            assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
 
 
 async def test_typing_a_filter_key_by_key_shows_the_predicates_rows() -> None:
@@ -198,41 +190,38 @@ async def test_typing_a_filter_key_by_key_shows_the_predicates_rows() -> None:
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["ascending", "reversed"])
 @pytest.mark.parametrize("query", ["fail", "r-0001", "node:impl route:human", "run:0 class:F5", "nothing-matches-this"])
-def test_a_fill_in_slices_shows_a_prefix_and_ends_equal_to_the_predicate_despite_live_changes(query, reverse):
+def test_a_fill_in_slices_shows_a_prefix_and_ends_equal_to_the_predicate_despite_live_changes(query, reverse,
+                                                                                              monkeypatch):
     """The table's rule for live rows during a fill (add to the result only what the fill passed;
     remove from both) keeps the result equal to the predicate's rows, and at every slice the rows
     found so far are exactly the first ones of the display order."""
     rng = random.Random(len(query) + reverse)
     keep = parse_filter(query)
     key = finding_table.SORT_FUNCS["run"]
-    old_block = finding_table.BLOCK
-    finding_table.BLOCK = 8
-    try:
-        live = {f"id{i}": _make(rng, i) for i in range(600)}
-        order = _Sorted(key, sorted(live.values(), key=key), facets=Facets())
-        result = _Sorted(key)
-        fill = finding_table._Fill(order, keep, reverse)
-        n, steps = 1000, 0
-        while not fill.step(result, 0.0):
-            steps += 1
-            for _ in range(3):
-                gone = live.pop(rng.choice(sorted(live)))
-                order.remove(gone)
-                result.remove(gone)
-                new = _make(rng, n)
-                n += 1
-                live[new.id] = new
-                order.insert(new)
-                if keep(new) and fill.covers(new):
-                    result.insert(new)
-            shown = list(reversed(result)) if reverse else list(result)
-            matching = sorted((f for f in live.values() if keep(f)), key=key, reverse=reverse)
-            assert shown == [f for f in matching if fill.covers(f)]
-            assert 0 <= fill.progress < 1
-        assert steps > 20  # many slices, each after live changes
-        assert list(result) == sorted((f for f in live.values() if keep(f)), key=key)
-    finally:
-        finding_table.BLOCK = old_block
+    monkeypatch.setattr(finding_table, "BLOCK", 8)
+    live = {f"id{i}": _make(rng, i) for i in range(600)}
+    order = _Sorted(key, sorted(live.values(), key=key), facets=Facets())
+    result = _Sorted(key)
+    fill = finding_table._Fill(order, keep, reverse)
+    n, steps = 1000, 0
+    while not fill.step(result, 0.0):
+        steps += 1
+        for _ in range(3):
+            gone = live.pop(rng.choice(sorted(live)))
+            order.remove(gone)
+            result.remove(gone)
+            new = _make(rng, n)
+            n += 1
+            live[new.id] = new
+            order.insert(new)
+            if keep(new) and fill.covers(new):
+                result.insert(new)
+        shown = list(reversed(result)) if reverse else list(result)
+        matching = sorted((f for f in live.values() if keep(f)), key=key, reverse=reverse)
+        assert shown == [f for f in matching if fill.covers(f)]
+        assert 0 <= fill.progress < 1
+    assert steps > 20  # many slices, each after live changes
+    assert list(result) == sorted((f for f in live.values() if keep(f)), key=key)
 
 
 async def test_a_large_free_word_filter_paints_its_first_rows_at_once_and_the_rest_in_slices(monkeypatch) -> None:
