@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -182,8 +183,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
             p_std, p_rp = _get(sessions, key, "standalone_index_s"), _get(sessions, key, "launch", "ready_painted_s")
             if p_std is not None and p_rp is not None:
                 pairs.append({"standalone_s": p_std, "painted_s": p_rp, "over_s": r(p_rp - p_std, 3)})
-        overs = sorted(p["over_s"] for p in pairs)
-        median_over = (overs[len(overs) // 2] if len(overs) % 2 else r((overs[len(overs) // 2 - 1] + overs[len(overs) // 2]) / 2, 3)) if overs else None
+        median_over = r(statistics.median(p["over_s"] for p in pairs), 3) if pairs else None
         f2[label] = {"over_median_s": median_over, "launches": pairs,
                      "ready_painted_s": rp, "baseline_standalone_index_s": std, "over_baseline_s": over,
                      "standalone_index_one_process_s": one,
