@@ -61,6 +61,31 @@ async def test_filter_by_route_and_clear() -> None:
         assert len(table.rows) == total
 
 
+async def test_letter_keys_are_text_in_the_filter_prompt_and_act_once_enter_leaves_it() -> None:
+    """With a filter typed and Enter pressed, the prompt stays shown and the table has the focus:
+    c copies the selected finding's next action and g opens the gate queue, as without a filter."""
+    from console.screens.gates import GateQueueScreen
+
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        await pilot.press("slash", *"verify cg")
+        await pilot.pause()
+        box = app.screen.query_one("#filter")
+        assert box.value == "verify cg" and app.clipboard == ""  # letters typed, nothing copied
+        await pilot.press(*["backspace"] * 3, "enter")
+        await pilot.pause()
+        assert box.display and table.has_focus and table.selected is not None
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.clipboard and app.clipboard in str(app.screen.query_one("#detail").render())
+        footer = str([k.description for k in app.screen.query("FooterKey") if k.display])
+        assert "Copy action" in footer and "Open file" in footer
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, GateQueueScreen)
+
+
 async def test_cursor_moves_and_detail_follows() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:

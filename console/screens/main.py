@@ -454,8 +454,10 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("copy_next_action", "open_file", "gates"):
-            # While the filter prompt is open, letters are text, even typed faster than focus moves.
-            if self.query_one("#filter", Input).display:
+            # While the filter prompt has the focus, letters are text. (``action_filter`` gives it
+            # the focus in the same call that shows it, so keys typed right after '/' are text too;
+            # once Enter hands the focus back to the table, with the filter still shown, they act.)
+            if self.focused is self.query_one("#filter", Input):
                 return False
             return self.table.selected is not None or action == "gates"
         return True
