@@ -230,6 +230,7 @@ class MainScreen(Screen[None]):
         return self.query_one(FindingTable)
 
     def load(self, findings: list[Finding]) -> None:
+        self.table.keep_keys(False)
         self.table.set_findings(findings)
         self.table.prepare_orders()
         self.refresh_status()
@@ -241,6 +242,7 @@ class MainScreen(Screen[None]):
         if self._initial_timer is not None:
             self._initial_timer.stop()
             self._initial_timer = None
+        self.table.keep_keys(False)
         self.table.settle()
         self.refresh_status()
         self.show_detail(self.table.selected)
@@ -250,6 +252,8 @@ class MainScreen(Screen[None]):
     def add_initial(self, rows: list[Finding]) -> None:
         """Rows of the initial scan as it goes (not marked new)."""
         first = not self.table.rows
+        if first:
+            self.table.keep_keys(True)  # many rows to come: inserts compare stored keys
         now = time.monotonic()
         if not first and now - self._initial_painted < INITIAL_REPAINT:
             # Rows arrive every 50 ms; painting each batch would take the scan's time (one GIL).
