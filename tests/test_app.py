@@ -86,6 +86,29 @@ async def test_letter_keys_are_text_in_the_filter_prompt_and_act_once_enter_leav
         assert isinstance(app.screen, GateQueueScreen)
 
 
+async def test_keys_read_at_once_with_the_slash_are_the_filters_text() -> None:
+    """A terminal hands "/run:x/y" typed fast (or pasted) over in one read: every key after the
+    first '/' is the filter's text, the later '/' included, none is lost to the table."""
+    from textual import events
+
+    app = make_app(sample_runs_dir())
+    async with app.run_test(size=(120, 36)) as pilot:
+        table = await wait_loaded(pilot, app)
+        for ch in "/fail/x":  # queued together, as the driver posts the keys of one read
+            app.post_message(events.Key("slash" if ch == "/" else ch, ch))
+        await pilot.pause()
+        box = app.screen.query_one("#filter")
+        assert box.value == "fail/x" and box.has_focus
+        footer = [k.description for k in app.screen.query("FooterKey") if k.display]
+        assert "Filter" not in footer  # '/' is text while the prompt has the focus
+        await pilot.press("enter")
+        await pilot.pause()
+        assert table.has_focus
+        await pilot.press("slash")
+        await pilot.pause()
+        assert box.has_focus and box.value == "fail/x"
+
+
 async def test_cursor_moves_and_detail_follows() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:

@@ -168,7 +168,9 @@ class MainScreen(Screen[None]):
 
     CSS_PATH = style("main.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", id="main.filter"),
+        # A priority binding: acted on as the app reads the key, before it hands the keys read with
+        # it ("/fail" in one read) to the widget that has the focus; '/' typed in the prompt is text.
+        Binding("slash", "filter", "Filter", id="main.filter", priority=True),
         Binding("escape", "clear", "Clear", show=False, id="main.clear"),
         Binding("g", "app.gates", "Gates", id="main.gates"),
         Binding("r", "app.runs", "Runs", id="main.runs"),
@@ -457,6 +459,8 @@ class MainScreen(Screen[None]):
         self.table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter":
+            return self.focused is not self.query_one("#filter", Input)
         if action in ("copy_next_action", "open_file", "gates"):
             # While the filter prompt has the focus, letters are text. (``action_filter`` gives it
             # the focus in the same call that shows it, so keys typed right after '/' are text too;
