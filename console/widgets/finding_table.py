@@ -14,7 +14,7 @@ import time
 import weakref
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from datetime import datetime, timezone
@@ -179,7 +179,7 @@ class _Sorted(Sequence):
         if facets is not None and codes is None:
             codes = bytes(map(facets.code, rows))
         self._codes: list[bytearray] | None = None
-        self._keys: list[list[Any]] | None = None
+        self._keys: list[list[Any]] | None = None  # (set by ``_hold``)
         self._hold(rows, codes)
         self._len = len(rows)
         # A selection not made yet (``select``): the source order and one mask per source block;
@@ -196,8 +196,7 @@ class _Sorted(Sequence):
         self._blocks = [rows[i : i + BLOCK] for i in range(0, len(rows), BLOCK)]
         if codes is not None:
             self._codes = [bytearray(codes[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)]
-        if self._keys is not None:
-            self._keys = [list(map(self.key, b)) for b in self._blocks]
+        self._keys = None  # (blocks made anew: ``keep_keys`` takes them again if wanted)
         self._maxes = [self.key(b[-1]) for b in self._blocks]
         self._starts: list[int] | None = None
 
@@ -646,8 +645,7 @@ class FindingTable(ScrollView, can_focus=True):
         current = self.selected.id if self.selected else None
         self._all = {f.id: f for f in findings}
         self._tally = Counter()
-        for f in self._all.values():
-            self._count(f, 1)
+        self._count(self._all.values())
         self._generation += 1
         self._log = None
         self._orders = {}
@@ -666,25 +664,20 @@ class FindingTable(ScrollView, can_focus=True):
         log = self._log
         keep = self._filter
         fill = self._fill
-        for f in removed:
-            old = self._all.pop(f.id, None)
-            if old is not None:
-                self._count(old, -1)
-                self._discard(old, orders, view, log)
+        gone = [old for old in (self._all.pop(f.id, None) for f in removed) if old is not None]
         incoming = [*changed, *added]
         ids = {f.id for f in incoming}
         if len(ids) < len(incoming):  # the same finding twice: its later version stays
             incoming = list({f.id: f for f in incoming}.values())
         every = self._all
-        replaced = every.keys() & ids
-        for fid in replaced:
-            old = every[fid]
-            self._count(old, -1)
+        gone += [every[fid] for fid in every.keys() & ids]  # replaced by their new versions
+        self._count(gone, -1)
+        for old in gone:
             self._discard(old, orders, view, log)
-        if removed or replaced:
+        if gone:
             self._line_cache.clear()  # (a line is cached by its row's id and address: both may come back)
         every.update(zip(map(_ID, incoming), incoming))
-        self._count_many(incoming)
+        self._count(incoming)
         codes = list(map(self._facets.code, incoming))  # once, for every order that keeps codes
         for order in orders:
             order.insert_many(incoming, codes)
@@ -735,36 +728,28 @@ class FindingTable(ScrollView, can_focus=True):
     def _key(self, f: Finding) -> Any:
         return SORT_FUNCS[self.sort_key](f)
 
-    def _count(self, f: Finding, sign: int) -> None:
+    def _count(self, rows: Iterable[Finding], sign: int = 1) -> None:
+        """Add (``sign`` 1) or take away (-1) these rows' counts, in one pass (the initial scan
+        brings 200,000)."""
         tally = self._tally
-        tally["findings"] += sign
-        if f.status != "ok":
-            tally["problems"] += sign
-        elif not f.superseded_by:
-            tally["route:" + f.route] += sign
-            if waiting(f):
-                tally["gates"] += sign
-
-    def _count_many(self, rows: list[Finding]) -> None:
-        """``_count(f, 1)`` for each row, in one pass (the initial scan brings 200,000)."""
-        tally = self._tally
-        problems = gates = 0
+        n = problems = gates = 0
         routes: list[str] = []
         for f in rows:
+            n += 1
             if f.status != "ok":
                 problems += 1
             elif not f.superseded_by:
                 routes.append(f.route)
                 if f.gate and waiting(f):
                     gates += 1
-        if rows:
-            tally["findings"] += len(rows)
+        if n:
+            tally["findings"] += sign * n
         if problems:
-            tally["problems"] += problems
+            tally["problems"] += sign * problems
         if gates:
-            tally["gates"] += gates
-        for route, n in Counter(routes).items():
-            tally["route:" + route] += n
+            tally["gates"] += sign * gates
+        for route, k in Counter(routes).items():
+            tally["route:" + route] += sign * k
 
     def keep_keys(self, keep: bool) -> None:
         """While the initial scan streams rows in (``True``), the orders keep their rows' keys:
