@@ -785,10 +785,14 @@ class RunMonitor:
             return
         self._watch_loop(watcher, missing)
 
+    def _roots(self) -> tuple[list[str], list[str]]:
+        """The roots that are directories now, and those that are not."""
+        present = [r for r in self.index.roots if os.path.isdir(r)]
+        return present, [r for r in self.index.roots if r not in present]
+
     def _spawn_watcher(self) -> tuple[WatcherProcess | InProcessWatcher | None, list[str]]:
         """Start watching every root that exists (not waiting for it); None if there is none."""
-        present = [r for r in self.index.roots if os.path.isdir(r)]
-        missing = [r for r in self.index.roots if r not in present]
+        present, missing = self._roots()
         if not present:
             self._set_status("degraded", "no root can be read; checking again every few seconds", missing)
             return None, missing
@@ -815,7 +819,7 @@ class RunMonitor:
                 return None
         except WatcherGone:  # the child could not run at all: watch in this process instead
             watcher.close()
-            present = [r for r in self.index.roots if os.path.isdir(r)]
+            present, _ = self._roots()
             try:
                 watcher = InProcessWatcher(present, self.debounce_ms, self.step_ms)
             except OSError as exc:
@@ -940,8 +944,7 @@ class RunMonitor:
         """Watch with inotify what the limit allows (``PartialWatcher``); the status says how much."""
         limit = inotify_limit()
         budget = max(0, min(limit - PARTIAL_SPARE, int(limit * PARTIAL_SHARE))) if limit else PARTIAL_SPARE
-        present = [r for r in self.index.roots if os.path.isdir(r)]
-        missing = [r for r in self.index.roots if r not in present]
+        present, missing = self._roots()
         if not present or budget <= 0:
             return
         try:

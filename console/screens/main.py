@@ -459,16 +459,14 @@ class MainScreen(Screen[None]):
         self.table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "filter":
-            return self.focused is not self.query_one("#filter", Input)
-        if action in ("copy_next_action", "open_file", "gates"):
-            # While the filter prompt has the focus, letters are text. (``action_filter`` gives it
-            # the focus in the same call that shows it, so keys typed right after '/' are text too;
-            # once Enter hands the focus back to the table, with the filter still shown, they act.)
-            if self.focused is self.query_one("#filter", Input):
-                return False
-            return self.table.selected is not None or action == "gates"
-        return True
+        if action not in ("filter", "copy_next_action", "open_file", "gates"):
+            return True
+        # While the filter prompt has the focus, '/' and letters are text. (``action_filter`` gives
+        # it the focus as it reads '/', so keys typed right after it are text too; once Enter hands
+        # the focus back to the table, with the filter still shown, they act.)
+        if self.focused is self.query_one("#filter", Input):
+            return False
+        return action in ("filter", "gates") or self.table.selected is not None
 
     def action_copy_next_action(self) -> None:
         finding = self.app.full(self.table.selected) if self.table.selected is not None else None
