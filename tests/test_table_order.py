@@ -179,3 +179,123 @@ async def test_initial_rows_repaint_only_new_lines_and_a_live_change_redraws(mon
         await pilot.pause()
         assert target.id in drawn
         assert "F9-changed" in table.render_line(0).text
+
+
+def _ends(n: int, width: int) -> list[int]:
+    return sorted(set(range(min(width, n))) | set(range(max(0, n - width), n)))
+
+
+def test_rows_wait_between_the_ends_and_every_read_sees_them_in_place(monkeypatch):
+    """While keys are kept, rows away from both ends wait unsorted: the rows at the ends and
+    their positions are right without placing them; reading a row between, iterating, selecting
+    or removing places them first; the length and the codes always count them. The focus (the
+    table's selected row) moves at random: its neighbours make a third span."""
+    monkeypatch.setattr(finding_table, "BLOCK", 4)
+    monkeypatch.setattr(finding_table, "EXACT", 3)  # rows wait once 12 are in place
+    waited = flushed = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        for name in ("time", "run", "confidence"):
+            key = SORT_FUNCS[name]
+            order = _Sorted(key, facets=Facets())
+            order.keep_keys()
+            live: dict[str, Finding] = {}
+            n = 0
+            shrunk = False
+            for _step in range(40):
+                if order._spans is None:
+                    shrunk = False  # (no spans: the next are drawn whole)
+                batch = [_make(rng, n + j) for j in range(rng.randint(0, 20))]
+                n += len(batch)
+                order.insert_many(batch)
+                live.update((f.id, f) for f in batch)
+                expected = sorted(live.values(), key=key)
+                assert len(order) == len(expected)
+                waiting = order.waiting
+                waited += waiting > 0
+                for i in _ends(len(expected), 3):
+                    assert order[i] is expected[i]
+                    assert order.position(expected[i]) == i
+                if not shrunk:  # (a row taken from an end leaves it narrower until the rows are placed)
+                    assert order.waiting == waiting  # (the ends read without placing anyone)
+                if expected and rng.random() < 0.3:
+                    order.focus = rng.choice(expected)  # (its neighbours are kept in place at the next drawing)
+                roll = rng.random()
+                if roll < 0.15 and expected:
+                    i = rng.randrange(len(expected))
+                    assert order[i] is expected[i]
+                elif roll < 0.25:
+                    assert list(order) == expected
+                    assert list(reversed(order)) == expected[::-1]
+                elif roll < 0.35:
+                    keep = parse_filter("route:human")
+                    assert list(order.select(keep)) == [f for f in expected if keep(f)]
+                elif roll < 0.45 and live:
+                    gone = rng.choice(expected)
+                    assert order.remove(gone)
+                    del live[gone.id]
+                    shrunk = True
+                elif roll < 0.5 and expected:
+                    f = rng.choice(expected)
+                    assert order.position(f) == expected.index(f)
+                if waiting and not order.waiting:
+                    flushed += 1
+                    # placed, the rows are whole blocks with their keys and codes in step
+                    assert [k for b in order._keys for k in b] == [key(f) for f in sorted(live.values(), key=key)]
+                    assert [len(c) for c in order._codes] == [len(b) for b in order._blocks]
+                    order.keep_keys()  # (placing them stopped the waiting: let rows wait again)
+            assert list(order) == sorted(live.values(), key=key)
+            order.keep_keys(False)
+            assert order._keys is None and order.waiting == 0
+    assert waited > 60 and flushed > 25  # (the rows did wait, and were placed, many times)
+
+
+async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s_place(monkeypatch) -> None:
+    """The initial scan's rows, applied with keys kept, wait in the time order; when the scan
+    ends the table shows the same rows, and the order built in the background replaces the
+    waiting one with every row in place; a filter during the scan sees every row."""
+    monkeypatch.setattr(finding_table, "EXACT", 25)  # (more than the screen shows: 20 rows)
+    rng = random.Random(3)
+    app = _One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(FindingTable)
+        table.keep_keys(True)
+        n = 0
+        for step in range(30):
+            batch = [_make(rng, n + j) for j in range(rng.randint(10, 40))]
+            n += len(batch)
+            table.apply(batch, [], [], mark_new=False, settle=step % 4 == 0)
+            table.settle()
+            await pilot.pause()
+            expected = sorted(table._all.values(), key=SORT_FUNCS["time"], reverse=True)
+            shown = min(table.size.height, len(expected))
+            assert [table.rows[i] for i in range(shown)] == expected[:shown]
+            assert table.selected is expected[table.cursor]
+            assert +table.tally == +_counted(table._all.values())
+        order = table._orders["time"]
+        assert order.waiting > 0  # (rows did wait)
+        table.keep_keys(False)
+        table.prepare_orders()
+        await pilot.pause()
+        for _ in range(200):
+            if not table._orders["time"].waiting and len(table._orders) == len(finding_table.SORT_KEYS):
+                break
+            await asyncio.sleep(0.01)
+        assert table._orders["time"] is not order and table._view is table._orders["time"]
+        assert list(table.rows) == sorted(table._all.values(), key=SORT_FUNCS["time"], reverse=True)
+        assert order.waiting > 0  # (replaced, never placed: the build did the sorting)
+
+    rng = random.Random(4)
+    app = _One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(FindingTable)
+        table.keep_keys(True)
+        rows = [_make(rng, i) for i in range(300)]
+        table.apply(rows[:120], [], [], mark_new=False)
+        table.apply(rows[120:200], [], [], mark_new=False)
+        assert table._orders["time"].waiting > 0
+        table.set_filter(parse_filter("route:human"))
+        table.apply(rows[200:], [], [], mark_new=False)
+        await pilot.pause()
+        keep = parse_filter("route:human")
+        assert list(table.rows) == sorted((f for f in rows if keep(f)), key=SORT_FUNCS["time"], reverse=True)
