@@ -15,9 +15,10 @@ Figures, each with its goal and its same-run baseline:
 2. launch -> a frame painted after the index's ready signal whose status bar shows the final counts (its leading
    watch mode left out: the watch is set up after the scan)
    (checked against the index) (s; goal <= standalone ``FindingIndex.scan()`` in the same process + 0.3),
-   the median over ``ui_launches`` launches (3; 1 with --quick) of the big tree and ``ui_launches_small`` (5; 1)
-   of the small one, each in a fresh process beside its own standalone scan (the mean of that session's
-   scans: a launch is one sample): one launch swings by +-0.5 s on this shared machine
+   the median over ``ui_launches`` launches (5; 1 with --quick) of the big tree and ``ui_launches_small`` (5; 1)
+   of the small one, each in a fresh process beside its own standalone scans (the mean of that session's two
+   scans: a launch is one sample): one launch swings by +-0.5 s at 10k runs, +-2 s at 100k, on this shared
+   machine
 3. the longest event-loop stall (a 5 ms sleeper's largest overshoot) at launch and while live (writes), ms;
    goal <= 50; also during the keys and idle phases
 4. keypress -> repaint p95 for cursor (j/down), sort (s), filter ('/' + a term, the last key measured),
@@ -117,7 +118,7 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
         own.append(base_tree)
 
     writes = cfg.get("ui_writes", 20 if quick else 50)
-    launches = cfg.get("ui_launches", 1 if quick else 3)
+    launches = cfg.get("ui_launches", 1 if quick else 5)
     small_launches = cfg.get("ui_launches_small", 1 if quick else 5)  # (a small launch takes seconds)
     idle_s = cfg.get("ui_idle_s", 5.0)
     keys = ({"cursor": 10, "sort": 6, "filter": 3, "filter_word": 3, "enter": 6} if quick else
@@ -149,7 +150,7 @@ def section_ui(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                     continue
                 progress(f"ui: {label} tree: launch {i} of {small_launches if role == 'small' else launches}")
                 sessions[f"launch_{role}_{i}"] = _session(dict(common, label=label, tree=path, runs=runs, standalone=True,
-                                                               standalone_repeats=2 if role == "small" else 1,
+                                                               standalone_repeats=2,
                                                                one_process=False))
     finally:
         for path in own:
