@@ -213,6 +213,9 @@ def test_rows_wait_between_the_ends_and_every_read_sees_them_in_place(monkeypatc
                 assert len(order) == len(expected)
                 waiting = order.waiting
                 waited += waiting > 0
+                if order._spans is not None and waiting:  # the rows waiting in each gap, counted from scratch
+                    spans, keys = order._spans, order._waiting[0]
+                    assert order._gap_waiting == [sum(1 for k in keys if a[1] < k < b[0]) for a, b in zip(spans, spans[1:])]
                 for i in _ends(len(expected), 3):
                     assert order[i] is expected[i]
                     assert order.position(expected[i]) == i

@@ -276,16 +276,20 @@ class _Sorted(Sequence):
                 merged.append([first, last])
         spans = [(None if first == 0 else self._key_at(first), None if last == n - 1 else self._key_at(last))
                  for first, last in merged]
-        if self._spans is not None:  # only what was a span already
-            spans = [cut for a in spans for b in self._spans if (cut := _overlap(a, b)) is not None]
-            keep = [0, len(spans) - 1]
+        if self._spans is None:  # (drawn anew: no row waits)
+            self._gap_waiting = [0] * (len(spans) - 1)
+        else:  # only what was a span already
+            cuts = [(cut, i) for a in spans for i, b in enumerate(self._spans) if (cut := _overlap(a, b)) is not None]
+            keep = [0, len(cuts) - 1]
             if focus_key is not None:
-                keep += [i for i, (a, b) in enumerate(spans) if _within(focus_key, a, b)]
-            spans = [spans[i] for i in sorted(set(keep))]
+                keep += [j for j, ((a, b), _) in enumerate(cuts) if _within(focus_key, a, b)]
+            cuts = [cuts[j] for j in sorted(set(keep))]
+            spans = [cut for cut, _ in cuts]
+            # A row that waits lies in no span, so between two spans wait the rows that waited in
+            # the gaps between the spans they were cut from (none if both come from one).
+            old = self._gap_waiting
+            self._gap_waiting = [sum(old[i:j]) for (_, i), (_, j) in zip(cuts, cuts[1:])]
         self._spans = spans
-        keys = self._waiting[0]
-        below = [sum(map(a.__gt__, keys)) if keys else 0 for a, _ in spans[1:]]  # waiting rows under each span
-        self._gap_waiting = [hi - lo for lo, hi in zip([0, *below], below)]
         self._placed = 0
         self._places = None
 
