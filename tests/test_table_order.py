@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from contextlib import asynccontextmanager
 from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
@@ -106,6 +107,16 @@ class _One(App):
         yield FindingTable()
 
 
+@asynccontextmanager
+async def _scanning_table():
+    """A table alone at 100x20 (20 rows on screen), keeping keys as during the initial scan."""
+    app = _One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(FindingTable)
+        table.keep_keys(True)
+        yield pilot, table
+
+
 async def test_the_bulk_apply_ends_where_one_by_one_ends() -> None:
     """Batches with repeated ids, changed rows and removals, applied while keys are kept (the
     initial scan) and then not: rows, order and counts equal those of applying each row alone."""
@@ -156,10 +167,7 @@ async def test_initial_rows_repaint_only_new_lines_and_a_live_change_redraws(mon
 
     monkeypatch.setattr(FindingTable, "_render_row", counting)
     rng = random.Random(5)
-    app = _One()
-    async with app.run_test(size=(100, 20)) as pilot:
-        table = app.query_one(FindingTable)
-        table.keep_keys(True)
+    async with _scanning_table() as (pilot, table):
         first = [_make(rng, i) for i in range(200)]
         table.apply(first, [], [], mark_new=False)
         await pilot.pause()
@@ -256,13 +264,10 @@ def test_rows_wait_between_the_ends_and_every_read_sees_them_in_place(monkeypatc
 async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s_place(monkeypatch) -> None:
     """The initial scan's rows, applied with keys kept, wait in the time order; when the scan
     ends the table shows the same rows, and the order built in the background replaces the
-    waiting one with every row in place; a filter during the scan sees every row."""
+    waiting one with every row in place."""
     monkeypatch.setattr(finding_table, "EXACT", 25)  # (more than the screen shows: 20 rows)
     rng = random.Random(3)
-    app = _One()
-    async with app.run_test(size=(100, 20)) as pilot:
-        table = app.query_one(FindingTable)
-        table.keep_keys(True)
+    async with _scanning_table() as (pilot, table):
         n = 0
         for step in range(30):
             batch = [_make(rng, n + j) for j in range(rng.randint(10, 40))]
@@ -288,11 +293,11 @@ async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s
         assert list(table.rows) == sorted(table._all.values(), key=SORT_FUNCS["time"], reverse=True)
         assert order.waiting > 0  # (replaced, never placed: the build did the sorting)
 
+
+async def test_a_filter_set_while_rows_wait_sees_every_row(monkeypatch) -> None:
+    monkeypatch.setattr(finding_table, "EXACT", 25)
     rng = random.Random(4)
-    app = _One()
-    async with app.run_test(size=(100, 20)) as pilot:
-        table = app.query_one(FindingTable)
-        table.keep_keys(True)
+    async with _scanning_table() as (pilot, table):
         rows = [_make(rng, i) for i in range(300)]
         table.apply(rows[:120], [], [], mark_new=False)
         table.apply(rows[120:200], [], [], mark_new=False)
