@@ -446,14 +446,14 @@ class _Sorted(Sequence):
         self._gap_waiting[0] += low
         self._gap_waiting[-1] += len(new) - low
         if len(new) < len(rows):
-            now = [row for row, w in zip(rows, waits) if not w]
-            self._put(now)
+            now = [i for i, w in enumerate(waits) if not w]
+            self._put([rows[i] for i in now], [keys[i] for i in now])
             self._placed += len(now)
             if self._placed > EXACT:
                 self._bound()  # (the spans grew: draw them around the ends and the focus again)
 
-    def _put(self, rows: list[Finding]) -> None:
-        """Insert each row in its place now."""
+    def _put(self, rows: list[Finding], row_keys: list[Any] | None = None) -> None:
+        """Insert each row in its place now (``row_keys``: theirs, if the caller made them)."""
         self._changing()
         blocks, maxes, block_codes, block_keys = self._blocks, self._maxes, self._codes, self._keys
         codes = list(map(self.facets.code, rows)) if block_codes is not None else None  # type: ignore[union-attr]
@@ -466,7 +466,7 @@ class _Sorted(Sequence):
             if block_keys is not None:
                 block_keys.append([])
         last = len(blocks) - 1
-        for i, (row, k) in enumerate(zip(rows, map(key, rows))):
+        for i, (row, k) in enumerate(zip(rows, row_keys if row_keys is not None else map(key, rows))):
             b = bisect_right(maxes, k)
             if b > last:
                 b = last
@@ -571,8 +571,7 @@ class _Sorted(Sequence):
     def extend(self, rows: list[Finding]) -> None:
         """Add rows that come after every row here, in order (a ``_Sorted`` without codes)."""
         self._changing()
-        self._flush()
-        self._keys = self._spans = None  # (only orders keep keys, and they never grow this way)
+        self._keys = None  # (only orders keep keys or let rows wait, and they never grow this way)
         if not rows:
             return
         blocks, maxes = self._blocks, self._maxes
@@ -593,8 +592,7 @@ class _Sorted(Sequence):
     def extend_left(self, rows: list[Finding]) -> None:
         """Add rows that come before every row here, in order (a ``_Sorted`` without codes)."""
         self._changing()
-        self._flush()
-        self._keys = self._spans = None  # (only orders keep keys, and they never grow this way)
+        self._keys = None  # (only orders keep keys or let rows wait, and they never grow this way)
         if not rows:
             return
         blocks, maxes = self._blocks, self._maxes
