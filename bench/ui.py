@@ -207,6 +207,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
                  "keys_ms": _get(s, "keys", "stall", "max_ms"), "idle_ms": _get(s, "idle", "stall", "max_ms")}
         worst = max((v for k, v in stall.items() if k in ("launch_ms", "live_writes_ms") and v is not None), default=None)
         f3[label] = dict(stall, launch_top_s_ms=la.get("stall_top_s_ms"), launch_gc=la.get("gc"),
+                         keys_top_s_ms=_get(s, "keys", "stall_top_s_ms"), keys_gc=_get(s, "keys", "gc"),
                          live_writes_gc=_get(s, "writes", "gc"), met=_met(worst, lambda v: v <= GOALS["stall_ms"]))
         w = s.get("writes") or {}
         b = sessions.get(f"monitor_{role}") or {}
@@ -236,6 +237,7 @@ def figures(sessions: dict[str, Any], small_l: str, big_l: str, base_l: str, wri
                    "rows_text_p95_ms": _get(k, "rows_text", "p95_ms"),
                    "baseline_first_frame_p95_ms": _get(bk, "first_frame", "p95_ms"),
                    "checks_failed": k.get("checks_failed"), "no_visible_change": k.get("no_visible_change"),
+                   "stall_max_ms": k.get("stall_max_ms"),  # the longest loop stall a press of this key set off
                    "met": _met(k.get("p95_ms"), lambda v: v <= GOALS["key_p95_ms"])}
         if key in ("filter", "filter_word"):
             f4[key]["terms"], f4[key]["matches"] = k.get("terms"), k.get("matches")

@@ -440,8 +440,9 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
         # -- keys -----------------------------------------------------------------------------
         if cfg.get("keys"):
             t0 = time.monotonic()
-            out["keys"] = await keys_phase(app, pilot, rec, cfg["keys"], cfg["label"])
+            out["keys"] = await keys_phase(app, pilot, rec, cfg["keys"], cfg["label"], probe)
             out["keys"]["stall"] = probe.window(t0, time.monotonic())
+            out["keys"]["stall_top_s_ms"] = probe.top(t0, time.monotonic())
             out["keys"]["gc"] = gcp.window(t0, time.monotonic())
 
         # -- writes ---------------------------------------------------------------------------
@@ -464,7 +465,8 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, int], label: str) -> dict[str, Any]:
+async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, int], label: str,
+                     probe: "StallProbe | None" = None) -> dict[str, Any]:
     """Keypress -> repaint. For each sample: the key is sent at t0; after the app went quiet (no frame
     for 0.25 s) the last frame is the result. Reported: the first frame after the key, the first frame
     whose affected rows (text + styles) equal the result (``effect``, the headline figure), and the first
@@ -483,7 +485,9 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         await pilot.press(key)
         await rec.quiet(0.25, max_wait=60.0, since=t0)
         frames = rec.history[n0:]
-        res: dict[str, Any] = {"ok": check(), "frames": len(frames)}
+        # the longest stall from the keypress until the app went quiet (what the key set off)
+        stall = probe.window(t0, time.monotonic())["max_ms"] if probe is not None else None
+        res: dict[str, Any] = {"ok": check(), "frames": len(frames), "stall_ms": stall}
         if not frames:
             return dict(res, first=None, effect=None, complete=None, changed=False)
         final = frames[-1]
@@ -509,6 +513,8 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         s["no_visible_change"] = sum(1 for x in samples if not x["changed"])
         s["frames_per_key"] = round(sum(x["frames"] for x in samples) / max(1, len(samples)), 2)
         s["each_ms"] = [ms(x["effect"]) for x in samples]
+        stalls = [x["stall_ms"] for x in samples if x.get("stall_ms") is not None]
+        s["stall_max_ms"] = max(stalls) if stalls else None
         return s
 
     total = len(table.rows)
