@@ -50,6 +50,21 @@ def _make(rng: random.Random, i: int) -> Finding:
                    confidence=rng.choice([None, 0.5, 0.9]))
 
 
+def test_an_empty_insert_leaves_a_faceted_selection_unmade():
+    """A live change the filter keeps none of inserts nothing into the view: its rows (a faceted
+    selection, masks over the order's blocks) are not made for it, and still read right."""
+    rng = random.Random(3)
+    key = SORT_FUNCS["time"]
+    rows = sorted((_make(rng, i) for i in range(500)), key=key)
+    order = _Sorted(key, rows, facets=Facets())
+    keep = parse_filter("route:human")
+    view = order.select(keep)
+    assert view._masked is not None  # (a faceted filter: masks, no rows made)
+    view.insert_many([])
+    assert view._masked is not None
+    assert list(view) == [f for f in rows if keep(f)]
+
+
 def test_an_order_keeping_keys_stays_sorted_through_inserts_removes_and_splits(monkeypatch):
     """Keys kept (and kept in step through block splits and removals) give the same rows, places
     and filtered selections as the plain order, and as sorting everything; dropping and taking

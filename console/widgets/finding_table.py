@@ -422,8 +422,7 @@ class _Sorted(Sequence):
     def insert_many(self, rows: list[Finding]) -> None:
         """Add each row in its place, or among the waiting rows (see the class)."""
         if not rows:
-            self._changing()
-            return
+            return  # (nothing changes: a masked selection of this order stays masked)
         spans = self._spans
         if spans is None or len(spans) < 2:  # (one span: every row in place)
             self._put(rows)
