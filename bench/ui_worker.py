@@ -466,7 +466,7 @@ async def app_session(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, int], label: str,
-                     probe: "StallProbe | None" = None) -> dict[str, Any]:
+                     probe: StallProbe) -> dict[str, Any]:
     """Keypress -> repaint. For each sample: the key is sent at t0; after the app went quiet (no frame
     for 0.25 s) the last frame is the result. Reported: the first frame after the key, the first frame
     whose affected rows (text + styles) equal the result (``effect``, the headline figure), and the first
@@ -486,8 +486,8 @@ async def keys_phase(app: TriageApp, pilot, rec: FrameRecorder, kcfg: dict[str, 
         await rec.quiet(0.25, max_wait=60.0, since=t0)
         frames = rec.history[n0:]
         # the longest stall from the keypress until the app went quiet (what the key set off)
-        stall = probe.window(t0, time.monotonic())["max_ms"] if probe is not None else None
-        res: dict[str, Any] = {"ok": check(), "frames": len(frames), "stall_ms": stall}
+        res: dict[str, Any] = {"ok": check(), "frames": len(frames),
+                               "stall_ms": probe.window(t0, time.monotonic())["max_ms"]}
         if not frames:
             return dict(res, first=None, effect=None, complete=None, changed=False)
         final = frames[-1]
