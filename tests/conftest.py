@@ -1,4 +1,33 @@
+import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+
+# TRIAGE_TEST_LISTING=reverse|shuffle: every directory listing in another order than the file
+# system's, here and in the Python children the code starts (see listing_order/sitecustomize.py).
+if os.environ.get("TRIAGE_TEST_LISTING"):
+    _order_dir = str(TESTS / "listing_order")
+    sys.path.insert(0, _order_dir)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_order_dir, os.environ.get("PYTHONPATH")) if p)
+    import sitecustomize  # noqa: E402,F401  (ours: installs the reordering in this process)
+
+    from console.core import index as _index  # noqa: E402
+
+    _helper_argv = _index._helper_argv
+
+    def _reordering_helper_argv(standby: bool = False) -> list[str]:
+        # Scan helpers run isolated (-I -S) with this process's sys.path: import ours first.
+        argv = _helper_argv(standby)
+        argv[-1] = argv[-1].replace("; from ", "; import sitecustomize; from ", 1)
+        return argv
+
+    _index._helper_argv = _reordering_helper_argv
+
+
+def pytest_report_header(config):
+    mode = os.environ.get("TRIAGE_TEST_LISTING")
+    return f"directory listings: {mode} (TRIAGE_TEST_LISTING)" if mode else None

@@ -30,6 +30,7 @@ async def wait_loaded(pilot, app: TriageApp) -> FindingTable:
     raise AssertionError("findings never loaded")
 
 
+@pytest.mark.slow
 async def test_sample_runs_load_and_gate_queue_is_oldest_first() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:
@@ -47,6 +48,7 @@ async def test_sample_runs_load_and_gate_queue_is_oldest_first() -> None:
         assert table.selected is not None and table.selected.id == gates[0].id
 
 
+@pytest.mark.slow
 async def test_filter_by_route_and_clear() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:
@@ -61,6 +63,7 @@ async def test_filter_by_route_and_clear() -> None:
         assert len(table.rows) == total
 
 
+@pytest.mark.slow
 async def test_letter_keys_are_text_in_the_filter_prompt_and_act_once_enter_leaves_it() -> None:
     """With a filter typed and Enter pressed, the prompt stays shown and the table has the focus:
     c copies the selected finding's next action and g opens the gate queue, as without a filter."""
@@ -378,6 +381,7 @@ async def test_keys_that_come_with_the_first_row_are_shown_in_place(tmp_path) ->
         assert list(footer.query(FooterKey)) == keys  # shown in place, not rebuilt
 
 
+@pytest.mark.slow
 async def test_detail_follows_the_highlighted_row_when_a_filter_changes_it() -> None:
     app = make_app(sample_runs_dir())
     async with app.run_test(size=(120, 36)) as pilot:

@@ -89,6 +89,7 @@ def _log(kit) -> Path:
     return kit.root / ".triage" / "audit.jsonl"
 
 
+@pytest.mark.slow
 def test_audit_verify_catches_edits_removals_and_torn_lines(kit):
     for rel, choice, extra in ((CONFIRM, "approve", ()), (ESCALATION, "replan", ("--comment", "needs a plan"))):
         assert triage(kit, "decide", str(kit.root / rel), "--choice", choice, *extra).returncode == 0

@@ -60,6 +60,7 @@ WALKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", sorted(WALKS))
 async def test_each_gate_kind_through_the_decision_screen(tmp_path, gate):
     kit = make_kit(tmp_path)
@@ -112,6 +113,7 @@ async def test_one_keystroke_never_signs_and_escape_backs_out(tmp_path):
     assert not list(kit.root.rglob("*.decision.json"))
 
 
+@pytest.mark.slow
 async def test_a_refused_decision_says_why_and_writes_nothing(tmp_path):
     kit = make_kit(tmp_path)
     app = make_app(kit, "alice")  # holds are for lead only

@@ -232,6 +232,7 @@ except decisions.AlreadyDecided as exc:
 """
 
 
+@pytest.mark.slow
 def test_twenty_processes_deciding_one_gate_leave_exactly_one_decision(kit, tmp_path):
     go = tmp_path / "go"
     procs = []
@@ -298,6 +299,7 @@ def test_named_crash_points_never_leave_a_torn_or_unsigned_decision(kit):
     assert not [p for p in run_dir.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_two_hundred_random_sigkills_never_tear_a_decision_or_the_audit_log(kit):
     rng = random.Random(20261129)
     run_dir = kit.root / CONFIRM.rsplit("/", 1)[0]

@@ -92,7 +92,7 @@ def test_new_file_rewrite_delete_rename(root: Path) -> None:
 
         (root / "run-a" / "events" / "e2.json").unlink()
         assert live.wait(lambda: "run-a/events/e2.json" not in live.paths())
-        assert any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed)
+        assert live.wait(lambda: any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed))
 
 
 def test_new_run_directory_written_right_after_mkdir(root: Path) -> None:
@@ -151,6 +151,7 @@ def vanish_and_return(live: "Live", root: Path, tmp_path: Path, status: Callable
     assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
 
 
+@pytest.mark.slow
 def test_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
     with Live(root, reconcile_interval=0.2) as live:
         vanish_and_return(live, root, tmp_path, lambda: live.statuses[-1].mode == "live")
@@ -290,7 +291,7 @@ def test_polling_child_sees_new_rewritten_deleted_renamed_and_new_runs(root: Pat
         assert live.wait(lambda: "run-a/events/e2.json" in live.paths() and "run-a/events/e1.json" not in live.paths())
         (events / "e2.json").unlink()
         assert live.wait(lambda: "run-a/events/e2.json" not in live.paths())
-        assert any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed)
+        assert live.wait(lambda: any(f.path == "run-a/events/e2.json" for c in live.changes for f in c.removed))
         for i in range(20):
             write_json(root / f"run-new-{i}" / "nodes" / "n1" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: {f"run-new-{i}/nodes/n1/FAILURE.json" for i in range(20)} <= set(live.paths()))
@@ -328,7 +329,7 @@ def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
     with Live(root, poll=0.1) as live:
         assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "environment")
         assert live.wait(lambda: set(live.paths()) == {"run-a/FAILURE.json", "run-c/FAILURE.json"})
-        assert any(f.path == "run-b/FAILURE.json" for c in live.changes for f in c.added)  # seen by the reconcile
+        assert live.wait(lambda: any(f.path == "run-b/FAILURE.json" for c in live.changes for f in c.added))  # seen by the reconcile
         assert live.monitor.lister is not None
     assert state["calls"] == 1
 
@@ -345,7 +346,7 @@ def test_polling_child_killed_falls_back_to_reconcile(root: Path) -> None:
         assert live.wait(lambda: live.monitor.lister is None)
         write_json(root / "run-d" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-d/FAILURE.json" in live.paths())
-        assert live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s")
+        assert live.wait(lambda: live.statuses[-1] == MonitorStatus("polling", "polling every 0.1 s"))
 
 
 def test_polling_child_that_cannot_start_falls_back(root: Path, monkeypatch) -> None:
@@ -355,7 +356,7 @@ def test_polling_child_that_cannot_start_falls_back(root: Path, monkeypatch) -> 
     with Live(root, poll=0.1) as live:
         write_json(root / "run-b" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
-        assert live.monitor.lister is None and live.statuses[-1].mode == "polling"
+        assert live.monitor.lister is None and live.wait(lambda: live.statuses[-1].mode == "polling")
 
 
 def test_polling_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
@@ -365,6 +366,7 @@ def test_polling_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
         assert live.monitor.lister is not None
 
 
+@pytest.mark.slow
 def test_degraded_polls_through_the_child_and_recovers_a_root(root: Path, monkeypatch, tmp_path: Path) -> None:
     import console.monitor as monitor
 
@@ -384,6 +386,7 @@ def test_degraded_polls_through_the_child_and_recovers_a_root(root: Path, monkey
         assert live.wait(lambda: not live.statuses[-1].missing_roots)
 
 
+@pytest.mark.slow
 def test_stop_while_a_listing_runs(root: Path, monkeypatch) -> None:
     import console.monitor as monitor
 
@@ -602,6 +605,7 @@ def _three_runs(root: Path) -> None:
         os.utime(root / run, (now - age, now - age))
 
 
+@pytest.mark.slow
 def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path, monkeypatch) -> None:
     import console.monitor as monitor
 
@@ -620,6 +624,8 @@ def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path
         # Polling has begun: the listing child's baseline and the one reconcile after it are done.
         assert live.wait(lambda: live.monitor.partial is not None and handed_over)
         assert started == []
+        # (the status that says so is posted just after the mode is set)
+        assert live.wait(lambda: live.statuses and "directories watched" in live.statuses[-1].detail)
         status = live.statuses[-1]
         assert status.mode == "degraded" and "6 of 7 directories watched" in status.detail, status
         assert "polling the rest (every 60 s at most, within 15% of a core" in status.detail
@@ -649,7 +655,7 @@ def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, mon
     monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)
     with Live(root) as live:
         assert live.wait(lambda: live.monitor.partial is not None)
-        assert "7 of 7 directories watched" in live.statuses[-1].detail
+        assert live.wait(lambda: live.statuses and "7 of 7 directories watched" in live.statuses[-1].detail)
         write_json(root / "run-late" / "FAILURE.json", FAILURE)  # its directory's first file: the listing of it
         assert live.wait(lambda: "run-late/FAILURE.json" in live.paths(), 3)
         write_json(root / "run-late" / "events" / "FAILURE.json", FAILURE)  # then its own watch, and its new directory's
@@ -659,6 +665,7 @@ def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, mon
         assert live.wait(lambda: "run-old/FAILURE.json" not in live.paths(), 3)
 
 
+@pytest.mark.slow
 def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, monkeypatch) -> None:
     """At 100k runs a listing takes seconds: events that come meanwhile are applied at once."""
     import console.monitor as monitor

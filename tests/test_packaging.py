@@ -22,6 +22,7 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("triage_console-*.whl"))
 
 
+@pytest.mark.slow
 def test_wheel_has_styles_and_sample_runs(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for sheet in (ROOT / "styles").glob("*.tcss"):

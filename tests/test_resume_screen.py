@@ -71,6 +71,7 @@ async def test_resume_an_interrupted_role_and_see_the_log_and_the_run_resolved(t
         assert all(r.path != RESUME for r in app._main().table.rows)
 
 
+@pytest.mark.slow
 async def test_cancel_a_running_resume_with_confirmation(tmp_path):
     kit = make_kit(tmp_path)
     app = app_with(kit, runner("--steps", "500", "--step-seconds", "0.05"))
@@ -108,6 +109,7 @@ async def test_cancel_a_running_resume_with_confirmation(tmp_path):
     assert (kit.root / RESUME).exists()  # the role did not finish
 
 
+@pytest.mark.slow
 async def test_retry_from_role_on_a_transient_failure_signs_a_retry_decision_and_runs(tmp_path):
     rel = "2026-11-28-mac-dispatch-ingest/FAILURE.json"  # remote_unreachable: route retry, no gate
     kit = make_kit(tmp_path, runs=[rel.split("/", 1)[0]])
@@ -133,6 +135,7 @@ async def test_retry_from_role_on_a_transient_failure_signs_a_retry_decision_and
     assert not (kit.root / rel).exists()
 
 
+@pytest.mark.slow
 async def test_output_arriving_while_the_pane_closes_is_kept_and_the_resume_followed(tmp_path):
     """A line can reach the pane after its widgets are gone and before it stops listening: it is
     kept in the job, and the worker that follows the resume's output goes on."""

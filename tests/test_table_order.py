@@ -10,6 +10,7 @@ from collections import Counter
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from console.core.findings import Finding
@@ -276,6 +277,7 @@ def test_rows_wait_between_the_ends_and_every_read_sees_them_in_place(monkeypatc
     assert waited > 60 and flushed > 25  # (the rows did wait, and were placed, many times)
 
 
+@pytest.mark.slow
 async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s_place(monkeypatch) -> None:
     """The initial scan's rows, applied with keys kept, wait in the time order; when the scan
     ends the table shows the same rows, and the order built in the background replaces the

@@ -124,6 +124,7 @@ def _filled(app: TriageApp, rng: random.Random, n: int) -> tuple[FindingTable, d
     return table, live
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fill_from", [finding_table.FILL_FROM, 50], ids=["at-once", "in-slices"])
 async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_changes(fill_from, monkeypatch) -> None:
     monkeypatch.setattr(finding_table, "FILL_FROM", fill_from)
@@ -163,6 +164,7 @@ async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_cha
             assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)
 
 
+@pytest.mark.slow
 async def test_typing_a_filter_key_by_key_shows_the_predicates_rows() -> None:
     from console.core.index import sample_runs_dir
 

@@ -390,7 +390,10 @@ class FindingIndex:
         prints: dict[str, list[int]] = {}
         derived: set[tuple[str, str]] = set()
         pending: list[Row] = []
-        last_flush = 0.0  # the first run's rows go out at once: a console shows them before the next batch is due
+        # The first run's rows go out at once: a console shows them before the next batch is due.
+        # (-inf, not 0: the monotonic clock starts near zero at boot, so 0 would hold the first
+        # batch back on a machine up for less than ``batch_s``.)
+        last_flush = float("-inf")
 
         def finish(key: tuple[str, str], state: RunState | None = None) -> None:
             """A run is read: derive it (unless a helper did), judge it, count it, stream it."""

@@ -184,11 +184,11 @@ class MainScreen(Screen[None]):
         super().__init__()
         self._arrivals: deque[float] = deque(maxlen=10_000)
         self._detail_timer = None
-        self._last_move = 0.0
+        self._last_move = float("-inf")  # (the monotonic clock starts near zero at boot)
         self._detail_of: Finding | None = None  # the row whose detail is shown
         self._footer_shape: tuple[bool, bool] = (True, False)
         self._query = ""  # the filter applied to the table
-        self._initial_painted = 0.0
+        self._initial_painted = float("-inf")
         self._initial_timer = None
 
     def compose(self) -> ComposeResult:
