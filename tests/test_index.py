@@ -77,6 +77,17 @@ def test_the_first_runs_rows_are_handed_over_at_once_then_in_batches(tmp_path):
     assert {f.path for batch in batches for f in batch} == paths(indexed(tmp_path))
 
 
+def test_the_first_rows_go_out_at_once_on_a_machine_booted_a_moment_ago(tmp_path, monkeypatch):
+    """The monotonic clock starts near zero at boot: the first batch must not wait for it to pass ``batch_s``."""
+    from console.core import index as ix
+
+    tree(tmp_path)
+    monkeypatch.setattr(ix.time, "monotonic", lambda: 2.0)  # two seconds after boot, standing still
+    batches: list[list] = []
+    FindingIndex([tmp_path]).scan(on_batch=batches.append, batch_s=60.0)
+    assert len(batches) == 2 and all(batches)
+
+
 def test_scan_indexes_every_tracked_file(tmp_path):
     tree(tmp_path)
     index = indexed(tmp_path)
