@@ -16,11 +16,13 @@ import click
 from pydantic import ValidationError
 
 from .core import reading
-from .core.classify import classify_event, classify_node
+from .core.classify import classify_event
 from .core.findings import Finding
-from .core.formats import RawEvent
+from .core.formats.classifier import RunFacts, classify_node, history_event, node_event
+from .core.formats.raw import RawEvent
 from .core.index import FindingIndex, default_roots
 from .core.safety import safe
+from .core.taxonomy import ROUTES
 
 EXIT_NEEDS_HUMAN = 1
 EXIT_BAD_INPUT = 2
@@ -80,7 +82,7 @@ def main(ctx: click.Context) -> None:
 @click.argument("roots", nargs=-1, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of findings.")
 @click.option("--needs-human", is_flag=True, help="Only findings waiting for a person; exit 1 if there are any.")
-@click.option("--route", type=click.Choice(["retry", "fix", "replan", "human", "none"]), help="Only this route.")
+@click.option("--route", type=click.Choice(ROUTES), help="Only this route.")
 @click.option("--class", "klass", help="Only this class (in its own taxonomy, e.g. test_failed, F5, escalate).")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded attempts (shown by default with --json).")
 def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str | None, klass: str | None,
@@ -142,7 +144,7 @@ def _guess_root(path: Path) -> Path:
 
 def render_text(f: Finding, counts: tuple[int, int] = (0, 0)) -> str:
     """A finding as plain text, every file-derived string made safe."""
-    from .core.taxonomy import lookup
+    from .core.formats import lookup
 
     row = lookup(f.taxonomy, f.class_)
     out = [f"{safe(f.path)}  ({f.format}, id {f.id})", f"run {safe(f.run)}   node {safe(f.node) or '-'}   status {f.status}"]
@@ -189,7 +191,8 @@ def _classify_one(obj: Any) -> dict[str, Any]:
     result = classify_event(data).as_dict()
     if event.node is not None:
         history = obj.get("history") if isinstance(obj.get("history"), list) else []
-        verdict = classify_node(data, event.node.model_dump(), [h for h in history if isinstance(h, dict)])
+        facts = RunFacts(history=[history_event(h, "history") for h in history if isinstance(h, dict)])
+        verdict = classify_node(node_event(data, event.node.model_dump()), facts)
         result["classifier"] = {"class": verdict.f_class, "rule": verdict.rule, "confidence": verdict.confidence,
                                 "recommended_action": verdict.action, "evidence": list(verdict.evidence)}
     return result

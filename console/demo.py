@@ -115,7 +115,7 @@ def scenario_repeat(root: Path, n: int, rng: random.Random) -> str:
     name = f"demo-{n:03d}-ci-cache"
     path = root / name / "runtime" / f"dep-{n:03d}.json"
     message = f"ModuleNotFoundError: No module named 'psycopg' (in /tmp/run-{rng.randint(100, 999)}/venv at line {rng.randint(10, 99)})"
-    from .core.classify import fingerprint
+    from .core.fingerprint import fingerprint
 
     write_json(path, {"kind": "dependency", "message": message, "retryable": True,
                       "fingerprint": fingerprint("dependency", message), "fingerprint_version": 1, "source": "runner",

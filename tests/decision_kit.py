@@ -74,7 +74,7 @@ class Kit:
     def own_finding(self, rel: str):
         """The file's own finding, without scanning the root (for gates the file itself carries)."""
         from console.core import reading
-        from console.core.findings import load_entry
+        from console.core.formats import load_entry
 
         return load_entry(str(self.root), rel, reading.read_json(str(self.root), rel)).finding
 

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from console.cli import main
 from console.core import taxonomy as tx
+from console.core.formats import stage as stage_fmt
 
 REPO = Path(__file__).resolve().parent.parent
 DOCUMENTED_KEYS = {
@@ -31,8 +32,8 @@ def write(root, rel: str, data) -> Path:
 def stage(failure_type: str, role: str = "code", **kw) -> dict:
     data = {
         "failure_type": failure_type,
-        "retryable": "true" if failure_type in tx.STAGE_RETRYABLE else "false",
-        "next_action": tx.STAGE_NEXT_ACTION[failure_type].format(role=role, agent="codex"),
+        "retryable": "true" if failure_type in stage_fmt.RETRYABLE else "false",
+        "next_action": stage_fmt.NEXT_ACTION[failure_type].format(role=role, agent="codex"),
         "role": role, "agent": "codex", "exit_code": 1, "attempt": 1,
         "stderr_tail": "FAILED tests/test_orders.py::test_create - AssertionError: 201 != 400",
     }

@@ -2,16 +2,18 @@
 
 from pathlib import Path
 
-from console.core.taxonomy import _ROWS
+from console.core.formats.__main__ import BLOCKS, render
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-def test_crosswalk_table_in_docs_matches_code() -> None:
+def test_the_generated_tables_in_formats_md_are_the_registrys() -> None:
+    """docs/formats.md's crosswalk and producer tables are generated from the registry
+    (python -m console.core.formats --write docs/formats.md) and kept so."""
     text = (DOCS / "formats.md").read_text(encoding="utf-8")
-    for row in _ROWS:
-        line = f"| {row.taxonomy} | `{row.name}` | {row.route} | {row.gate or '—'} | {row.meaning} |"
-        assert line in text, line
+    for name in BLOCKS:
+        assert f"<!-- generated: {name} -->" in text and f"<!-- end: {name} -->" in text, name
+    assert render(text) == text, "run: python -m console.core.formats --write docs/formats.md"
 
 
 def test_cli_doc_names_every_finding_field() -> None:

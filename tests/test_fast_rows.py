@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from console.core import reading
-from console.core.findings import Row, iso_from_ns, load_entry
+from console.core.findings import Row, iso_from_ns
+from console.core.formats import load_entry
 from console.core.index import FindingIndex, sample_runs_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -95,7 +96,7 @@ def test_iso_from_ns_over_random_times():
 @pytest.mark.parametrize("which", ["samples", "generated"])
 def test_entry_made_again_from_the_row_is_the_builders(which, generated):
     """The live index keeps rows only and makes each file's Entry again to derive its run."""
-    from console.core.findings import entry_of_row
+    from console.core.formats import entry_of_row
 
     root = SAMPLES if which == "samples" else generated
     groups = set()

@@ -5,16 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from console.core.formats import (
-    Attribution,
-    ClassifierOutput,
-    OrchestratorReport,
-    RawEvent,
-    RuntimeFailure,
-    StageFailure,
-    detect,
-    split_remediation,
-)
+from console.core.formats import detect
+from console.core.formats.attribution import Attribution, split_remediation
+from console.core.formats.classifier import ClassifierOutput
+from console.core.formats.orchestrator import OrchestratorReport
+from console.core.formats.raw import RawEvent
+from console.core.formats.runtime import RuntimeFailure
+from console.core.formats.stage import StageFailure
 
 STAGE = {
     "failure_type": "test_failed",
@@ -106,7 +103,7 @@ def test_detect_orchestrator_from_status_word_alone():
 def test_detect_array_is_unrecognized():
     fmt, why = detect([STAGE, RAW])
     assert fmt == "unrecognized"
-    assert "list" in why and "not an object" in why
+    assert why == "a JSON array, not an object"
 
 
 def test_detect_unknown_schema_is_unrecognized_even_with_known_keys():

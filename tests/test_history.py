@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from console.core import taxonomy as tx
-from console.core.classify import stderr_hash
+from console.core.formats import attribution as attribution_fmt, stage as stage_fmt
+from console.core.fingerprint import stderr_hash
 from console.core.findings import Finding
-from console.core.history import parse_stage_md
+from console.core.formats.stage import parse_stage_md
 from console.core.index import FindingIndex
 
 RUN = "r-20261129-0320-admin-ui-rate-limit"
@@ -41,7 +41,7 @@ def report(agent: str, attempt: int, classification: str, reason: str, phase: st
 
 
 def attribution(fail_reason: str, symptom: str) -> dict:
-    action, signoff = tx.ATTRIBUTION_TABLE[fail_reason]
+    action, signoff = attribution_fmt.TABLE[fail_reason]
     return {
         "schema": "validator-reflection/v1",
         "verdict": "attributed",
@@ -59,8 +59,8 @@ def attribution(fail_reason: str, symptom: str) -> dict:
 def stage_failure(failure_type: str, role: str = "code", attempt: int = 3) -> dict:
     return {
         "failure_type": failure_type,
-        "retryable": "true" if failure_type in tx.STAGE_RETRYABLE else "false",
-        "next_action": tx.STAGE_NEXT_ACTION[failure_type].format(role=role, agent="codex"),
+        "retryable": "true" if failure_type in stage_fmt.RETRYABLE else "false",
+        "next_action": stage_fmt.NEXT_ACTION[failure_type].format(role=role, agent="codex"),
         "role": role,
         "agent": "codex",
         "exit_code": 1,
@@ -79,8 +79,8 @@ def stage_md(sections: list[tuple[str, int, str, str | None]]) -> str:
         out.append(f"- status: {status}")
         if failure_type:
             out.append(f"- failure_type: {failure_type}")
-            out.append(f"- retryable: {'true' if failure_type in tx.STAGE_RETRYABLE else 'false'}")
-            out.append(f"- next_action: {tx.STAGE_NEXT_ACTION[failure_type].format(role=role, agent='codex')}")
+            out.append(f"- retryable: {'true' if failure_type in stage_fmt.RETRYABLE else 'false'}")
+            out.append(f"- next_action: {stage_fmt.NEXT_ACTION[failure_type].format(role=role, agent='codex')}")
         out.append("")
     return "\n".join(out)
 
@@ -315,6 +315,7 @@ def test_parse_stage_md_realistic_log():
     assert lines[entries[1].line - 1].startswith("## 2026-11-29T02:19:40Z")
 
 
-def test_parse_stage_md_without_sections_is_empty():
-    assert parse_stage_md("# Stage log\n\nstatus: failed\n") == []
+def test_parse_stage_md_with_no_attempt_is_empty():
+    assert parse_stage_md("# Stage log\n\nNothing has run yet.\n") == []
     assert parse_stage_md("") == []
+    assert parse_stage_md("## 2026-11-28 code\n- note: waiting\n") == []  # a section with no status or failure_type

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from console.core import taxonomy as tx
+from console.core.formats import stage as stage_fmt
 from console.core.index import is_decision, FindingIndex, is_tracked
 
 RUN_A = "r-20261128-1120-orders-v1-endpoint"
@@ -21,8 +21,8 @@ def write(root, rel: str, data) -> None:
 def stage(failure_type: str, role: str = "code", **kw) -> dict:
     data = {
         "failure_type": failure_type,
-        "retryable": "true" if failure_type in tx.STAGE_RETRYABLE else "false",
-        "next_action": tx.STAGE_NEXT_ACTION[failure_type].format(role=role, agent="codex"),
+        "retryable": "true" if failure_type in stage_fmt.RETRYABLE else "false",
+        "next_action": stage_fmt.NEXT_ACTION[failure_type].format(role=role, agent="codex"),
         "role": role,
         "agent": "codex",
         "exit_code": 1,

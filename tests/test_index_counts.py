@@ -113,18 +113,20 @@ def test_few_stats_stay_flat(tmp_path):
     assert sorted(state.stat_rels()) == ["run-1/STAGE.md", "run-1/history.jsonl"]
 
 
-def test_history_kept_compact_and_read_back_as_dicts(tmp_path):
+def test_history_kept_compact_in_either_producers_shape(tmp_path):
     import pickle
 
-    from console.core.index import _ABSENT, _history_dicts, _parse_history
+    from console.core.formats.classifier import HistoryEvent, parse_history
 
     raw = (b'{"node_id": "n1", "stderr_hash": null, "extra": 1}\n'
            b'{"node_id": "n2", "parent_node_id": "p", "stderr_hash": "ab", "files_touched": ["a.py"]}\n'
-           b'[1, 2]\n{"other": true}\n')
-    events = _parse_history(raw)
-    assert all(isinstance(e, tuple) for e in events)
+           b'[1, 2]\n{"other": true}\n'
+           b'{"ts":"2026-12-01T07:15:46.267Z","node":"TASK-00001","event":"execution_failed","tool":"Bash",'
+           b'"exit_code":1,"actor":"post-execute-update-node"}\n')
+    events = parse_history(raw, "history.jsonl")
+    assert all(isinstance(e, HistoryEvent) for e in events)
     again = pickle.loads(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL))  # as a helper process sends it
-    assert again[0][1] is _ABSENT
-    want = [{"node_id": "n1", "stderr_hash": None},
-            {"node_id": "n2", "parent_node_id": "p", "stderr_hash": "ab", "files_touched": ["a.py"]}, {}]
-    assert _history_dicts(events) == _history_dicts(again) == want
+    assert again == events
+    assert [(e.node_id, e.parent_node_id, e.event, e.exit_code, e.stderr_hash, e.files_touched) for e in events] == [
+        ("n1", None, None, None, None, ()), ("n2", "p", None, None, "ab", ("a.py",)), (None, None, None, None, None, ()),
+        ("TASK-00001", None, "execution_failed", 1, None, ())]

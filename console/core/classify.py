@@ -14,16 +14,15 @@ failure-classifier's F1-F6 rules run too (see :func:`classify_node`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from . import taxonomy as tx
+from .formats import runtime as runtime_format, stage as stage_format
+from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .literals import literals, lower_pattern
 
 RULESET_VERSION = "2026.11.2"
-FINGERPRINT_VERSION = 1
 MAX_MESSAGE = 64 * 1024  # characters of stderr looked at; the tail matters most
 
 KNOWN_AGENTS = ("claude", "codex", "kimi", "aider", "gemini", "cursor-agent", "opencode", "goose", "qwen")
@@ -85,34 +84,6 @@ class Classification:
                 "evidence": list(self.f_evidence),
             }
         return out
-
-
-# --- fingerprint -----------------------------------------------------------------
-
-_PATH = re.compile(r"/[\w./-]+")
-_NUM = re.compile(r"\b\d+\b")
-# The same patterns for ASCII text, where Unicode \w and \d match exactly what their ASCII forms
-# match; the ASCII forms run about twice as fast.
-_PATH_ASCII = re.compile(r"/[\w./-]+", re.ASCII)
-_NUM_ASCII = re.compile(r"\b\d+\b", re.ASCII)
-
-
-def normalise(message: str) -> str:
-    """Lower-case, absolute paths to <path>, numbers to #, whitespace folded."""
-    text = message[-MAX_MESSAGE:].lower()
-    if text.isascii():
-        text = _NUM_ASCII.sub("#", _PATH_ASCII.sub("<path>", text))
-    else:
-        text = _NUM.sub("#", _PATH.sub("<path>", text))
-    # Runs of whitespace to one space, none at either end: str.split() without arguments splits on
-    # exactly the characters \s matches in a str pattern (str.isspace), at C speed.
-    return " ".join(text.split())
-
-
-def fingerprint(kind: str | None, message: str) -> str:
-    """SHA-256 over kind, a NUL, and the normalised message (64 lower-case hex)."""
-    stable = normalise(message)
-    return hashlib.sha256(f"{kind or 'unknown'}\0{stable}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --- the rule table ---------------------------------------------------------------
@@ -275,6 +246,7 @@ MESSAGE_RULES: tuple[Rule, ...] = (
        r"unexpected end of (json|input)|failed to parse [^\n]{0,40}(output|response)|unhandled (exception|rejection)"),
 )
 
+_STAGE_ROWS = {row.name: row for row in stage_format.CLASSES}
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", 0.3, None, "nothing more specific matched")
 
 # bash/sh: "kimi: command not found"; zsh: "zsh: command not found: kimi".
@@ -302,13 +274,12 @@ def _result(event: Mapping[str, Any], failure_type: str | None, kind: str | None
     if failure_type is None:
         return Classification(None, None, False, "Nothing to do: the command succeeded.", "none",
                               confidence, rule, matched, tuple(evidence), None)
-    row = tx.lookup("stage", failure_type)
-    assert row is not None
-    next_action = tx.STAGE_NEXT_ACTION[failure_type].format(role=role, agent=agent)
+    row = _STAGE_ROWS[failure_type]
+    next_action = stage_format.NEXT_ACTION[failure_type].format(role=role, agent=agent)
     return Classification(
         failure_type=failure_type,
         kind=kind,
-        retryable=failure_type in tx.STAGE_RETRYABLE,
+        retryable=failure_type in stage_format.RETRYABLE,
         next_action=next_action,
         route=row.route,
         confidence=confidence,
@@ -338,7 +309,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         return _result(event, None, None, 1.0, "structured.exit_zero", "exit_code=0", ["exit_code=0: not a failure"])
 
     kind = event.get("kind")
-    if isinstance(kind, str) and kind in tx.RUNTIME_KINDS:
+    if isinstance(kind, str) and kind in runtime_format.KINDS:
         return _result(event, KIND_TO_TYPE[kind], kind, 0.95, "structured.kind", f"kind={kind}",
                        [f"structured kind={kind} (beats message text)"])
     code = event.get("code")
@@ -384,73 +355,3 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     last = next((line for line in reversed(message.splitlines()) if line.strip()), "")
     return _result(event, DEFAULT_RULE.failure_type, DEFAULT_RULE.kind, DEFAULT_RULE.confidence, DEFAULT_RULE.id, "",
                    [f"no rule matched; last line: {_tail(last)}" if last else "no rule matched; empty output"])
-
-
-# --- failure-classifier F1-F6 (needs the node and its history) ----------------------
-
-_F1_RE = re.compile(r"ECONNRESET|ETIMEDOUT|EAI_AGAIN|\b429\b|\b503\b|rate limit", re.IGNORECASE)
-_F2_RE = re.compile(r"TypeError|SyntaxError|test failed|assertion", re.IGNORECASE)
-F_CONFIDENCE = {"F1": 0.95, "F2": 0.85, "F3": 0.75, "F4": 0.80, "F5": 0.65, "F6": 0.95}
-DEFAULT_F_CONFIDENCE = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class NodeVerdict:
-    f_class: str | None
-    rule: str
-    confidence: float
-    action: str | None
-    evidence: tuple[str, ...] = field(default_factory=tuple)
-
-
-def stderr_hash(stderr: str) -> str:
-    """The hash the failure-classifier compares across attempts (over the normalised tail)."""
-    return hashlib.sha256(normalise(stderr).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def classify_node(event: Mapping[str, Any], node: Mapping[str, Any], history: list[Mapping[str, Any]]) -> NodeVerdict:
-    """The failure-classifier's ordered rules over an event, its node and the last 10 history events."""
-    message = str(event.get("stderr_tail") or "")[-MAX_MESSAGE:]
-    exit_code = _int(event.get("exit_code"))
-    node_id = node.get("id")
-    parent = node.get("parent_id")
-    attempts = _int(node.get("failed_attempts")) or 0
-    history = history[-10:]
-
-    def verdict(f_class: str, rule: str, evidence: list[str], confidence: float | None = None) -> NodeVerdict:
-        conf = F_CONFIDENCE[f_class] if confidence is None else confidence
-        if conf < tx.LOW_CONFIDENCE:
-            return NodeVerdict("F2", rule, conf, tx.LOW_CONFIDENCE_ACTION,
-                               tuple(evidence + [f"confidence {conf:.2f} < 0.6: F2, surfaced to the user"]))
-        return NodeVerdict(f_class, rule, conf, tx.CLASSIFIER_ACTIONS[f_class], tuple(evidence))
-
-    if exit_code == 0:
-        return NodeVerdict(None, "F.1 exit_zero", 1.0, None, ("exit_code == 0: not a failure",))
-    if event.get("cause") == "conflict" or event.get("conflict_id"):
-        why = "cause=conflict" if event.get("cause") == "conflict" else f"conflict_id={event.get('conflict_id')}"
-        return verdict("F6", "F.2 conflict", [why, "routes_to: conflict-arbiter"])
-    match = _F1_RE.search(message)
-    if match:
-        return verdict("F1", "F.3 transient_stderr", [f"stderr matches {match.group(0)!r}"])
-    own = [h for h in history if h.get("node_id") == node_id and h.get("stderr_hash")]
-    # Producers hash either the tail as it is or its normalised form; both count as "the same".
-    current = {stderr_hash(message), hashlib.sha256(message.encode("utf-8", "surrogatepass")).hexdigest()}
-    if attempts >= 3 and len(own) >= 2 and all(h.get("stderr_hash") in current for h in own[-2:]):
-        return verdict("F3", "F.4 same_stderr_hash", [f"failed_attempts={attempts}", "stderr_hash matches last 2 attempts"])
-    touched = {str(f) for f in event.get("files_touched") or []}
-    if touched and parent:
-        for h in history:
-            if h.get("node_id") != node_id and h.get("parent_node_id") == parent:
-                shared = touched & {str(f) for f in h.get("files_touched") or []}
-                if shared:
-                    return verdict("F4", "F.5 sibling_files", [
-                        f"files_touched intersects sibling {h.get('node_id')}: {', '.join(sorted(shared)[:3])}"])
-    match = _F2_RE.search(message)
-    if attempts == 1 and match:
-        return verdict("F2", "F.6 first_attempt_logic", ["failed_attempts=1", f"stderr matches {match.group(0)!r}"])
-    deviation = node.get("deviation_score")
-    if isinstance(deviation, (int, float)) and not isinstance(deviation, bool) and deviation >= 0.7:
-        return verdict("F4", "F.7 deviation", [f"deviation_score={deviation} >= 0.7"])
-    if node.get("intent_contradicted") in (True, "true"):
-        return verdict("F5", "F.8 intent_contradicted", ["ancestor T1 intent contradicted by the failure evidence"])
-    return verdict("F2", "F.9 default", ["no earlier rule matched"], DEFAULT_F_CONFIDENCE)

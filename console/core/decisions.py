@@ -263,7 +263,7 @@ def read_safely(root: str, rel: str, max_bytes: int = MAX_DECISION_BYTES) -> byt
 
 def facts_from_file(root: str, finding_rel: str) -> FindingFacts | None:
     """The finding as it is on disk now (its own classification; no run-level derivation)."""
-    from .findings import load_entry
+    from .formats import load_entry
 
     try:
         read = reading.read_json(root, finding_rel)

@@ -27,26 +27,29 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import reading
-from .findings import Entry, Finding, Row, entry_of_row, load_entry, problem_entry
-from .history import StageEntry, derive_run, parse_stage_md
+from .findings import Entry, Finding, Row
+from .formats import entry_of_row, load_entry, problem_entry
+from .formats.classifier import HistoryEvent, PlanNode, parse_history, parse_plan_node
+from .formats.controlflow import POLICY_FILE, runtime_policy
+from .formats.stage import StageEntry, parse_stage_md
+from .history import RunInputs, derive_run
+from .tracked import HISTORY_JSONL, MAX_DEPTH, PLAN_NODE_NAMES, STAGE_MD, enters, in_plan_tree, is_decision, is_tracked, tracked
 
-STAGE_MD = "STAGE.md"
-HISTORY_JSONL = "history.jsonl"
-MAX_DEPTH = 8  # directory levels below a root that are looked at
+__all__ = ["FindingIndex", "RunState", "RunSummary", "Change", "STAGE_MD", "HISTORY_JSONL", "MAX_DEPTH", "is_tracked",
+           "is_decision", "tracked", "default_roots", "sample_runs_dir"]
+
 STATS_FLAT = 8  # a run keeps the stats of up to this many non-finding files in a flat tuple, more in a dict
 
 
-def is_tracked(name: str) -> bool:
-    """Whether a file name is one the console reads."""
-    if name.startswith(".") or name.endswith("~"):
-        return False
-    if name.endswith(".json"):
-        return True  # findings, and the decisions beside them (their stat is kept, not their content)
-    return name == STAGE_MD or name == HISTORY_JSONL
-
-
-def is_decision(name: str) -> bool:
-    return name.endswith(".json") and ".decision." in name
+def _aux_kind(rel: str, name: str) -> str | None:
+    """What a file that is not a finding feeds into its run: "stage", "history", "plan", or None."""
+    if name == STAGE_MD:
+        return "stage"
+    if name == HISTORY_JSONL:
+        return "history"
+    if name in PLAN_NODE_NAMES and in_plan_tree(rel.split("/")):
+        return "plan"
+    return None
 
 
 @dataclass(slots=True)
@@ -58,7 +61,9 @@ class RunState:
     inputs: dict[str, dict[str, Any]] | None = None  # raw events' node fields for the F1-F6 rules, by rel
     stage: tuple[StageEntry, ...] = ()  # what the derivation reads of STAGE.md (entries shared between runs)
     stage_time: str | None = None  # the latest time in STAGE.md
-    history: tuple[tuple[Any, ...], ...] = ()  # history.jsonl events, compact (see _parse_history / _history_dicts)
+    history: tuple[HistoryEvent, ...] = ()  # the failure-classifier's history lines, from every history file
+    plan: dict[str, PlanNode] | None = None  # aura-frog's plan tree nodes, by id
+    policy: dict[str, int] | None = None  # ControlFlow's runtime policy knobs, when the run has one
     aux: dict[str, Row] | None = None  # STAGE.md / history.jsonl problems, shown as findings
     # (size, mtime_ns) when last read of the files that are not JSON findings (STAGE.md, history.jsonl,
     # decisions, refused entries): a flat tuple (rel, size, mtime_ns, rel, ...) while there are a few
@@ -74,8 +79,8 @@ class RunState:
     def __reduce__(self) -> tuple[Any, ...]:
         # As Row.__reduce__: positional fields, not copyreg's dict of slots (a helper sends every run).
         # ``findings`` may be the very ``entries`` dict: pickle keeps that identity.
-        return RunState, (self.key, self.entries, self.inputs, self.stage, self.stage_time, self.history, self.aux,
-                          self.stats, self.findings, self.full)
+        return RunState, (self.key, self.entries, self.inputs, self.stage, self.stage_time, self.history, self.plan,
+                          self.policy, self.aux, self.stats, self.findings, self.full)
 
     @property
     def root(self) -> str:
@@ -139,9 +144,7 @@ class RunState:
     def derive(self) -> None:
         inputs = self.inputs or {}
         entries = [entry_of_row(row, inputs.get(rel)) for rel, row in self.entries.items()]
-        # only raw events with their node read the history: its dicts are made again for those alone
-        history = _history_dicts(self.history) if self.history and self.inputs else None
-        final = derive_run(entries, self.stage, history)
+        final = derive_run(entries, RunInputs(self.stage, self.history, self.plan or {}, self.policy))
         if not self.aux and all(f is e.finding for f, e in zip(final, entries)):
             self.findings = self.entries  # nothing derived: one dict for both (half the memory of a run)
             return
@@ -297,8 +300,8 @@ class FindingIndex:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False) if dir_fd is not None else os.lstat(os.path.join(root, rel))
             state.set_stat(rel, st.st_size, st.st_mtime_ns)
             return
-        aux = name == STAGE_MD or name == HISTORY_JSONL
-        read = self._read_at(dir_fd, root, rel, name, json_file=not aux)
+        aux = _aux_kind(rel, name)
+        read = self._read_at(dir_fd, root, rel, name, json_file=aux is None)
         if read.size >= 0:
             if aux:  # a JSON file's size and mtime live in its row
                 state.set_stat(rel, read.size, read.mtime_ns)
@@ -313,22 +316,7 @@ class FindingIndex:
             except OSError:
                 state.drop_stat(rel)
         if aux:
-            if state.aux:
-                state.aux.pop(rel, None)
-            if read.status != "ok":
-                if state.aux is None:
-                    state.aux = {}
-                row = state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, full=self.keep_findings))
-                row.run = state.run
-                if name == STAGE_MD:
-                    state.stage, state.stage_time = (), None
-                else:
-                    state.history = ()
-                return
-            if name == STAGE_MD:
-                state.stage, state.stage_time = _compact_stage(parse_stage_md(read.data if isinstance(read.data, str) else ""))
-            else:
-                state.history = _parse_history(read.raw or b"")
+            self._load_aux(state, root, rel, aux, read)
             return
         entry = load_entry(root, rel, read, full=self.keep_findings)
         row = self._compact(state, rel, entry)
@@ -340,6 +328,51 @@ class FindingIndex:
             state.inputs[rel] = entry.node_input
         elif state.inputs:
             state.inputs.pop(rel, None)
+        if name == POLICY_FILE:
+            state.policy = runtime_policy(read.data) if read.status == "ok" else None
+
+    def _load_aux(self, state: RunState, root: str, rel: str, aux: str, read: reading.FileRead) -> None:
+        """STAGE.md, a history file or a plan node: what it feeds into its run; its problem, if
+        it cannot be read, shown as a finding of its own."""
+        if state.aux:
+            state.aux.pop(rel, None)
+        self._drop_aux(state, rel, aux)
+        problem = read.error if read.status != "ok" else None
+        text = read.data if isinstance(read.data, str) else ""
+        if problem is None and aux == "stage":
+            stage = parse_stage_md(text)
+            if stage:
+                state.stage, state.stage_time = _compact_stage(stage)
+            elif text.strip():
+                problem = "STAGE.md has no attempt the console can read (no status or failure_type in any section, table or line)"
+        elif problem is None and aux == "history":
+            events = parse_history(read.raw or b"", rel.split("/", 1)[1] if "/" in rel else rel)
+            state.history = (*state.history, *events)
+        elif problem is None and aux == "plan":
+            node = parse_plan_node(text, rel.split("/", 1)[1] if "/" in rel else rel)
+            if node is not None:
+                plan = state.plan if state.plan is not None else {}
+                plan[node.id] = node
+                state.plan = plan
+        if problem is not None:
+            if state.aux is None:
+                state.aux = {}
+            row = state.aux[rel] = self._compact(state, rel, problem_entry(root, rel, read, error=problem, full=self.keep_findings))
+            row.run = state.run
+
+    @staticmethod
+    def _drop_aux(state: RunState, rel: str, aux: str | None) -> None:
+        """Forget what one aux file fed into its run (before it is read again, or when it is gone)."""
+        source = rel.split("/", 1)[1] if "/" in rel else rel
+        if aux == "stage":
+            state.stage, state.stage_time = (), None
+        elif aux == "history" and state.history:
+            state.history = tuple(h for h in state.history if h.source != source)
+        elif aux == "plan" and state.plan:
+            for node_id in [k for k, n in state.plan.items() if n.source == source]:
+                del state.plan[node_id]
+            if not state.plan:
+                state.plan = None
 
     def _compact(self, state: RunState, rel: str, entry: Entry) -> Row:
         """The entry's row; a full finding (made only when the index keeps them) is kept aside."""
@@ -361,10 +394,9 @@ class FindingIndex:
         state.drop_stat(rel)
         if state.full is not None:
             state.full.pop(rel, None)
-        if name == STAGE_MD:
-            state.stage, state.stage_time = (), None
-        elif name == HISTORY_JSONL:
-            state.history = ()
+        self._drop_aux(state, rel, _aux_kind(rel, name))
+        if name == POLICY_FILE:
+            state.policy = None
 
     # --- full scan ------------------------------------------------------------------
     def scan(self, on_batch: Callable[[list[Row]], None] | None = None, batch_s: float = 0.05,
@@ -468,10 +500,10 @@ class FindingIndex:
                 return
             dirs, files = listed
             for name in files:  # a file directly under a root is a run of its own
-                if is_tracked(name):
+                if tracked(name):
                     self._scan_file(root, name, name, root_fd)
                     finish((root, name))
-            runs = [d for d in dirs if not d.startswith(".") and d not in read_early] if MAX_DEPTH > 0 else []
+            runs = [d for d in dirs if enters("", d) and d not in read_early] if MAX_DEPTH > 0 else []
             n = _scan_workers(workers, len(runs))
             if n > 1:
                 _parallel_runs(self, root, root_fd, runs, problems, finish, n)
@@ -490,7 +522,7 @@ class FindingIndex:
             with os.scandir(root_fd) as it:
                 for entry in it:
                     name = entry.name
-                    if name.startswith(".") or not _real_dir(entry):
+                    if not enters("", name) or not _real_dir(entry):
                         continue
                     self._walk(root, root_fd, name, name, 1, problems)
                     finish((root, name))
@@ -532,12 +564,11 @@ class FindingIndex:
             dirs, files = listed
             prefix = rel_dir + "/"
             for file in files:
-                if is_tracked(file):
+                if tracked(prefix + file):
                     self._scan_file(root, prefix + file, file, fd)
-            if depth < MAX_DEPTH:
-                for sub in dirs:
-                    if not sub.startswith("."):
-                        self._walk(root, fd, sub, prefix + sub, depth + 1, problems)
+            for sub in dirs:
+                if enters(rel_dir, sub):
+                    self._walk(root, fd, sub, prefix + sub, depth + 1, problems)
         finally:
             os.close(fd)
 
@@ -613,11 +644,12 @@ class FindingIndex:
         except OSError:
             return
         if stat.S_ISDIR(st.st_mode):
-            if not _hidden(rel):  # a scan does not descend into dot-directories either
+            parent, _, name = rel.rpartition("/")
+            if _entered(parent) and enters(parent, name):  # where a scan descends, no further
                 self._rescan_dir(root, rel, state)
             return
         name = rel.rsplit("/", 1)[-1]
-        if not is_tracked(name) or rel.count("/") > MAX_DEPTH or _hidden(rel):
+        if not tracked(rel):
             return
         try:
             self._load(state, root, rel, name)
@@ -632,7 +664,7 @@ class FindingIndex:
             self._forget(state, known)
         if rel == state.run:
             state.stage, state.stage_time = (), None
-            state.history = ()
+            state.history, state.plan, state.policy = (), None, None
 
     def _rescan_dir(self, root: str, rel: str, state: RunState) -> None:
         """A directory appeared or changed: reconcile what is under it (events inside it may have been missed)."""
@@ -642,11 +674,11 @@ class FindingIndex:
         for dirpath, dirnames, filenames, dir_fd in os.fwalk(base, follow_symlinks=False):
             sub = os.path.relpath(dirpath, base)
             sub_prefix = prefix if sub == "." else prefix + sub.replace(os.sep, "/") + "/"
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            dirnames[:] = [d for d in dirnames if enters(sub_prefix[:-1], d)]
             for name in filenames:
-                if not is_tracked(name):
-                    continue
                 file_rel = sub_prefix + name
+                if not tracked(file_rel):
+                    continue
                 seen.add(file_rel)
                 known = self._known_stat(state, file_rel)
                 if known is not None and known == _stat_at(dir_fd, name):
@@ -680,8 +712,10 @@ class FindingIndex:
         base = state.full.get(row.path) if state is not None and state.full is not None else None
         if base is None:
             try:
-                if row.path.rsplit("/", 1)[-1] in (STAGE_MD, HISTORY_JSONL):  # only problems of these are findings
-                    base = problem_entry(row.root, row.path, reading.read_text(row.root, row.path, max_bytes=self.max_bytes)).finding
+                name = row.path.rsplit("/", 1)[-1]
+                if _aux_kind(row.path, name) is not None:  # only problems of these are findings
+                    read = reading.read_text(row.root, row.path, max_bytes=self.max_bytes)
+                    base = problem_entry(row.root, row.path, read, error=row.error).finding
                 else:
                     read = reading.read_json(row.root, row.path, max_bytes=self.max_bytes)
                     base = load_entry(row.root, row.path, read).finding
@@ -863,7 +897,9 @@ def _reshare(state: RunState, root: str, run: str) -> None:
                 if value.__class__ is str and len(value) <= 200:
                     setattr(row, name, sys.intern(value))
     if state.stage:
-        state.stage = tuple(_SHARED_STAGE.get((e.role, e.status, e.failure_type), e) for e in state.stage)
+        last = len(state.stage) - 1  # (the last attempt is kept whole, never shared)
+        state.stage = tuple(e if i == last else _SHARED_STAGE.get((e.role, e.agent, e.status, e.failure_type), e)
+                            for i, e in enumerate(state.stage))
 
 
 def _receive(fd: int, inbox: list[bytes], heard: threading.Event | None = None) -> None:
@@ -1228,9 +1264,10 @@ _first = operator.itemgetter(0)
 _path = operator.attrgetter("path")
 
 
-def _hidden(rel: str) -> bool:
-    """Whether any directory on the path is a dot-directory (a scan never enters those)."""
-    return any(part.startswith(".") for part in rel.split("/")[:-1]) or rel.rsplit("/", 1)[-1].startswith(".")
+def _entered(rel_dir: str) -> bool:
+    """Whether a scan reaches the directory ``rel_dir`` at all (every step of its path entered)."""
+    parts = rel_dir.split("/") if rel_dir else []
+    return all(enters("/".join(parts[:i]), part) for i, part in enumerate(parts))
 
 
 def _stat_at(dir_fd: int, name: str) -> tuple[int, int] | None:
@@ -1241,63 +1278,34 @@ def _stat_at(dir_fd: int, name: str) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
-HISTORY_KEYS = ("node_id", "parent_node_id", "stderr_hash", "files_touched")
-HISTORY_KEPT = 200  # the classifier looks at the last 10 events of a node; siblings need a few more
-
-
-class _Absent:
-    """A field the event does not have (not the same as null); one instance, also after pickling
-    (states come back pickled from the scan's helper processes)."""
-
-    __slots__ = ()
-
-    def __reduce__(self) -> str:
-        return "_ABSENT"
-
-    def __repr__(self) -> str:
-        return "<absent>"
-
-
-_ABSENT = _Absent()
-
-
-def _parse_history(raw: bytes) -> tuple[tuple[Any, ...], ...]:
-    """The history events the F1-F6 rules read, with only the fields they read: one tuple each, in
-    HISTORY_KEYS order, _ABSENT for a missing field (a tuple of four is 72 bytes, a dict 184)."""
-    events = []
-    for _line, value, _error in reading.iter_jsonl(raw):
-        if isinstance(value, dict):
-            events.append(tuple(value.get(k, _ABSENT) for k in HISTORY_KEYS))
-    return tuple(events[-HISTORY_KEPT:])
-
-
-def _history_dicts(events: tuple[tuple[Any, ...], ...]) -> list[dict[str, Any]]:
-    """The events as the rules read them: a dict of the fields each has."""
-    return [{k: v for k, v in zip(HISTORY_KEYS, event) if v is not _ABSENT} for event in events]
-
-
-_SHARED_STAGE: dict[tuple[str | None, str | None, str | None], StageEntry] = {}
-_SHARED_STAGE_MAX = 4096  # distinct (role, status, failure_type) kept for sharing; more are kept per run
+_SHARED_STAGE: dict[tuple[str | None, str | None, str | None, str | None], StageEntry] = {}
+_SHARED_STAGE_MAX = 4096  # distinct (role, agent, status, failure_type) kept for sharing; more are kept per run
 
 
 def _compact_stage(entries: list[StageEntry]) -> tuple[tuple[StageEntry, ...], str | None]:
-    """What the derivation reads of STAGE.md (role, status, failure_type: one shared entry per
-    distinct triple) and what the run summary reads (the latest time)."""
+    """What the derivation reads of STAGE.md (role, agent, status, failure_type: one shared entry
+    per distinct kind of attempt; the last attempt whole, with its line, for the evidence) and
+    what the run summary reads (the latest time)."""
     out = []
-    for e in entries:
-        key = (e.role, e.status, e.failure_type)
+    for e in entries[:-1]:
+        key = (e.role, e.agent, e.status, e.failure_type)
         shared = _SHARED_STAGE.get(key)
         if shared is None:
-            def intern(v: str | None) -> str | None:
-                return sys.intern(v) if v is not None and len(v) < 100 else v
-
-            shared = StageEntry(time=None, role=intern(e.role), agent=None, attempt=None, status=intern(e.status),
-                                failure_type=intern(e.failure_type), retryable=None, next_action=None, line=0)
+            shared = StageEntry(time=None, role=_short(e.role), agent=_short(e.agent), attempt=None, status=_short(e.status),
+                                failure_type=_short(e.failure_type), retryable=None, next_action=None, line=0)
             if len(_SHARED_STAGE) < _SHARED_STAGE_MAX:
                 _SHARED_STAGE[key] = shared
         out.append(shared)
+    if entries:
+        last = entries[-1]
+        out.append(last._replace(role=_short(last.role), agent=_short(last.agent), status=_short(last.status),
+                                 failure_type=_short(last.failure_type), next_action=None, retryable=None))
     times = [e.time for e in entries if e.time]
     return tuple(out), max(times) if times else None
+
+
+def _short(value: str | None) -> str | None:
+    return sys.intern(value) if value is not None and len(value) < 100 else value
 
 
 def default_roots(cwd: Path | None = None) -> list[Path]:

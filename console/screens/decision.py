@@ -27,7 +27,7 @@ from ..core.audit import AuditError
 from ..core.config import Policy, RootSettings, Settings
 from ..core.findings import Finding
 from ..core.safety import safe
-from ..core.taxonomy import lookup
+from ..core.formats import lookup
 from ..paths import style
 from ..widgets.detail import DECISION_WORDS
 

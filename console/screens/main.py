@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input, Sparkline, Static
 from textual.widgets._footer import FooterKey
 
 from ..core.findings import Finding
+from ..core.taxonomy import ROUTES
 from ..core.query import narrows, parse_filter
 from ..core.safety import safe
 from ..paths import style
@@ -28,6 +29,7 @@ from ..widgets.sizing import set_virtual_size_quietly
 
 SPARK_MINUTES = 30
 DETAIL_DELAY = 0.06  # while the cursor moves fast, seconds it rests before the detail pane follows it
+STATUS_ROUTES = ("human", *(r for r in ROUTES if r != "human"))  # what needs a person first
 INITIAL_REPAINT = 0.25  # while the initial scan streams rows, table and counts repaint at most this often
 FAST_MOVES = 0.15  # cursor moves closer together than this are "moving fast" (a held key)
 
@@ -294,7 +296,7 @@ class MainScreen(Screen[None]):
         app = self.app
         tally = self.table.tally
         gates = tally["gates"]
-        routes = {route: tally["route:" + route] for route in ("human", "retry", "fix", "replan", "none")}
+        routes = {route: tally["route:" + route] for route in STATUS_ROUTES}
         problems = tally["problems"]
         total = tally["findings"]
         mode = getattr(app, "watch_mode", "static")
@@ -303,7 +305,7 @@ class MainScreen(Screen[None]):
         # What needs a person first; the rest may be cut by a narrow terminal.
         text.append(f"  gates {count(gates)}", style="bold" if gates else "")
         text.append(f"  unreadable {count(problems)}", style="bold" if problems else "")
-        for i, route in enumerate(("human", "retry", "fix", "replan", "none")):  # one group: single spaces
+        for i, route in enumerate(STATUS_ROUTES):  # one group: single spaces
             text.append(f"{'  ' if i == 0 else ' '}{route} {count(routes.get(route, 0))}")
         text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)

@@ -19,7 +19,7 @@ from ..core.decisions import state_now
 from ..core.findings import Finding
 from ..core.safety import safe
 from .sizing import set_virtual_size_quietly
-from ..core.taxonomy import lookup
+from ..core.formats import lookup
 
 
 def _line(text: Text, label: str, value: object, style: str = "") -> None:

@@ -85,7 +85,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("run", "RUN", 28, lambda f: f.run),
     Column("node", "NODE", 16, lambda f: f.node or ""),
     Column("class", "CLASS", 18, _class),
-    Column("route", "ROUTE", 6, lambda f: f.route),
+    Column("route", "ROUTE", 7, lambda f: f.route),
     Column("retryable", "RETRY", 5, _retry),
     Column("confidence", "CONF", 4, _conf),
     Column("gate", "GATE", 12, _gate),
@@ -95,7 +95,7 @@ NARROW_COLUMNS: tuple[Column, ...] = (
     Column("run", "RUN", 22, lambda f: f.run),
     Column("node", "NODE", 12, lambda f: f.node or ""),
     Column("class", "CLASS", 16, _class),
-    Column("route", "ROUTE", 6, lambda f: f.route),
+    Column("route", "ROUTE", 7, lambda f: f.route),
     Column("confidence", "CONF", 4, _conf),
     Column("gate", "GATE", 12, _gate),
 )
