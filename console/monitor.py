@@ -51,7 +51,9 @@ from typing import Callable, Iterable
 from watchfiles._rust_notify import RustNotify
 
 from .core.decisions import settings_judge
-from .core.index import HISTORY_JSONL, MAX_DEPTH, STAGE_MD, Change, FindingIndex, is_tracked
+from .core import tracked as tracked_mod
+from .core.index import HISTORY_JSONL, MAX_DEPTH, STAGE_MD, Change, FindingIndex
+from .core.tracked import enters, tracked
 
 DEBOUNCE_MS = 40  # longest a burst is gathered before the index sees it
 STEP_MS = 5  # quiet time that ends a batch early
@@ -71,7 +73,7 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
     """(root, rel) -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed.
 
     Plain ``os.scandir`` recursion: one directory read and one ``lstat`` per tracked file,
-    no symlink followed, dot-directories skipped as the scan skips them.
+    no symlink followed, entering and reading what the scan does (``core/tracked.py``).
     """
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     missing: list[str] = []
@@ -83,9 +85,9 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
         except OSError:
             missing.append(root)
             continue
-        stack: list[tuple[str, str, int]] = [(root, "", 0)]
+        stack: list[tuple[str, str]] = [(root, "")]
         while stack:
-            path, prefix, depth = stack.pop()
+            path, prefix = stack.pop()
             try:
                 entries = os.scandir(path)
             except OSError:
@@ -95,9 +97,9 @@ def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]]
                     name = entry.name
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            if depth < MAX_DEPTH and not name.startswith("."):
-                                stack.append((entry.path, prefix + name + "/", depth + 1))
-                        elif is_tracked(name):
+                            if enters(prefix[:-1], name):
+                                stack.append((entry.path, prefix + name + "/"))
+                        elif tracked(prefix + name):
                             st = entry.stat(follow_symlinks=False)
                             seen[(root, prefix + name)] = (st.st_size, st.st_mtime_ns)
                     except OSError:
@@ -130,6 +132,56 @@ def apply_listing(index: FindingIndex, seen: dict[tuple[str, str], tuple[int, in
         applied.extend(changed)
         applied.extend(gone)
     return index.apply(changed + gone)
+
+
+# Which files and directories a child lists or watches: ``core/tracked.py``'s rule, spelled out
+# for the children from their config (``tracked_config``; a test holds the two to each other).
+_TRACKED_RULE = r"""
+MAX_DEPTH = cfg["max_depth"]
+SUFFIXES = tuple(cfg["suffixes"])
+NAMES = frozenset(cfg["names"])
+PLAN_HOMES = tuple(cfg["plan_homes"])
+PLANS = cfg["plans"]
+PLAN_NAMES = frozenset(cfg["plan_names"])
+PLAN_DEPTH = cfg["plan_depth"]
+
+
+def tracked_name(name):
+    if name.startswith(".") or name.endswith("~"):
+        return False
+    return name.endswith(SUFFIXES) or name in NAMES
+
+
+def in_plan(parts):
+    return len(parts) >= 3 and parts[1] in PLAN_HOMES and parts[2] == PLANS
+
+
+def tracked_rel(parts):
+    if in_plan(parts):
+        inner = parts[3:]
+        return 0 < len(inner) <= PLAN_DEPTH + 1 and not any(p.startswith(".") for p in inner) and inner[-1] in PLAN_NAMES
+    if len(parts) - 1 > MAX_DEPTH or any(p.startswith(".") for p in parts[:-1]):
+        return False
+    return tracked_name(parts[-1])
+
+
+def enters(parts, name):
+    depth = len(parts) + 1
+    if parts and in_plan(parts):
+        return not name.startswith(".") and depth - 3 <= PLAN_DEPTH
+    if len(parts) == 1:
+        return (not name.startswith(".") and depth <= MAX_DEPTH) or name in PLAN_HOMES
+    if len(parts) == 2 and parts[1] in PLAN_HOMES:
+        return name == PLANS
+    return not name.startswith(".") and depth <= MAX_DEPTH
+"""
+
+
+def tracked_config() -> dict:
+    """``_TRACKED_RULE``'s config: the values of ``core/tracked.py``."""
+    return {"max_depth": MAX_DEPTH, "suffixes": [".json"], "names": [STAGE_MD, HISTORY_JSONL],
+            "plan_homes": list(tracked_mod.PLAN_HOMES), "plans": tracked_mod.PLANS,
+            "plan_names": sorted(tracked_mod.PLAN_NAMES), "plan_depth": tracked_mod.PLAN_DEPTH}
 
 
 # What both watcher children start with: their config from argv, ``say`` (a JSON line to the
@@ -339,59 +391,57 @@ class WatcherProcess(_Child):
 # ``max_depth``; a directory created later in a watched one is watched too while the budget
 # lasts. It says "ready" with the watches it holds, then one JSON line per batch of changed paths
 # (``{"overflow": true}`` when the kernel's queue overflowed); stdin's end stops it.
-_PARTIAL_CHILD = _WATCHER_PRELUDE + r"""
+_PARTIAL_CHILD = _WATCHER_PRELUDE + _TRACKED_RULE + r"""
 import errno, select, time
 from inotify_simple import INotify, flags
 
-MAX_DEPTH = cfg["max_depth"]
 BUDGET = cfg["budget"]
 MASK = (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.ATTRIB | flags.MOVED_FROM | flags.MOVED_TO
         | flags.DELETE | flags.DELETE_SELF | flags.ONLYDIR | flags.DONT_FOLLOW)
 ino = INotify()
-dirs = {}  # wd -> (path, depth)
+dirs = {}  # wd -> (path, its components below its root)
 full = False
 
 
-def add(path, depth):
+def add(path, parts):
     global full
     if full or len(dirs) >= BUDGET:
         full = True
         return False
     try:
         # Below a root, no symlink is followed (as the scan); a root is the operator's own.
-        wd = ino.add_watch(path, MASK if depth else MASK & ~flags.DONT_FOLLOW)
+        wd = ino.add_watch(path, MASK if parts else MASK & ~flags.DONT_FOLLOW)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             full = True
             return False
         return True  # gone, or not readable: nothing to watch there
-    dirs[wd] = (path, depth)
+    dirs[wd] = (path, parts)
     return True
 
 
-def subdirs(path):
+def subdirs(path, parts):
     try:
         with os.scandir(path) as it:
-            return [e.path for e in it if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+            return [(e.path, parts + [e.name]) for e in it if enters(parts, e.name) and e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
 
 
-def add_tree(path, depth):
-    stack = [(path, depth)]
+def add_tree(path, parts):
+    stack = [(path, parts)]
     while stack:
-        where, d = stack.pop()
-        if not add(where, d):
+        where, at = stack.pop()
+        if not add(where, at):
             return False
-        if d < MAX_DEPTH:
-            stack.extend((sub, d + 1) for sub in subdirs(where))
+        stack.extend(subdirs(where, at))
     return True
 
 
 def newest_first(paths):
     def mtime(p):
         try:
-            return os.stat(p, follow_symlinks=False).st_mtime_ns
+            return os.stat(p[0], follow_symlinks=False).st_mtime_ns
         except OSError:
             return 0
     return sorted(paths, key=mtime, reverse=True)
@@ -400,19 +450,18 @@ def newest_first(paths):
 threading.Thread(target=wait_eof, daemon=True).start()
 runs = []
 for root in cfg["roots"]:
-    if add(root, 0) and MAX_DEPTH > 0:
-        runs.extend(subdirs(root))
+    if add(root, []) and MAX_DEPTH > 0:
+        runs.extend(subdirs(root, []))
 runs = newest_first(runs)
-for run in runs:
-    if not add(run, 1):
+for run, parts in runs:
+    if not add(run, parts):
         break
-if MAX_DEPTH > 1:
-    for run in runs:
-        if full:
+for run, parts in runs:
+    if full:
+        break
+    for sub, at in subdirs(run, parts):
+        if not add_tree(sub, at):
             break
-        for sub in subdirs(run):
-            if not add_tree(sub, 2):
-                break
 say({"ready": True, "watches": len(dirs), "full": full})
 
 
@@ -425,12 +474,11 @@ def note(event, paths):
     where = dirs.get(event.wd)
     if where is None:
         return False
-    base, depth = where
+    base, parts = where
     path = os.path.join(base, event.name) if event.name else base
     paths.add(path)
-    if (event.mask & flags.ISDIR and event.mask & (flags.CREATE | flags.MOVED_TO) and depth < MAX_DEPTH
-            and not event.name.startswith(".")):
-        add_tree(path, depth + 1)
+    if event.mask & flags.ISDIR and event.mask & (flags.CREATE | flags.MOVED_TO) and event.name and enters(parts, event.name):
+        add_tree(path, parts + [event.name])
     return False
 
 
@@ -462,7 +510,7 @@ class PartialWatcher(WatcherProcess):
     WHAT = "partial file watcher process"
 
     def __init__(self, roots: list[str], budget: int, debounce_ms: int, step_ms: int) -> None:
-        _Child.__init__(self, _PARTIAL_CHILD, {"roots": roots, "budget": budget, "max_depth": MAX_DEPTH,
+        _Child.__init__(self, _PARTIAL_CHILD, {"roots": roots, "budget": budget, **tracked_config(),
                                                "debounce_ms": debounce_ms, "step_ms": step_ms})
         self.watches = 0
         self.ready_message = {}
@@ -511,12 +559,8 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop 
 
 cfg = json.loads(sys.argv[1])
 ROOTS = cfg["roots"]
-MAX_DEPTH = cfg["max_depth"]
-SUFFIXES = tuple(cfg["suffixes"])
-NAMES = frozenset(cfg["names"])
-SKIP_PREFIXES = tuple(cfg["skip_prefixes"])
-SKIP_SUFFIXES = tuple(cfg["skip_suffixes"])
 CHUNK = cfg["chunk"]
+""" + _TRACKED_RULE + r"""
 out = sys.stdout.buffer
 asked = threading.Semaphore(0)
 lock = threading.Lock()
@@ -554,12 +598,6 @@ def requests():
     os._exit(0)  # the parent closed the pipe or is gone: stop, even mid-listing
 
 
-def tracked(name):
-    if name.startswith(SKIP_PREFIXES) or name.endswith(SKIP_SUFFIXES):
-        return False
-    return name.endswith(SUFFIXES) or name in NAMES
-
-
 def listing():
     seen = {}
     missing = []
@@ -571,9 +609,9 @@ def listing():
         except OSError:
             missing.append(root)
             continue
-        stack = [(root, 0)]
+        stack = [(root, [])]
         while stack:
-            path, depth = stack.pop()
+            path, parts = stack.pop()
             try:
                 entries = os.scandir(path)
             except OSError:
@@ -583,9 +621,9 @@ def listing():
                     name = entry.name
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            if depth < MAX_DEPTH and not name.startswith("."):
-                                stack.append((entry.path, depth + 1))
-                        elif tracked(name):
+                            if enters(parts, name):
+                                stack.append((entry.path, parts + [name]))
+                        elif tracked_rel(parts + [name]):
                             st = entry.stat(follow_symlinks=False)
                             seen[entry.path] = (st.st_size, st.st_mtime_ns)
                     except OSError:
@@ -618,8 +656,7 @@ while True:
 def lister_config(roots: list[str], chunk: int = 5000) -> dict:
     """What the listing child needs to list exactly as ``listing()`` does (``is_tracked`` spelled
     out: a test checks the two agree)."""
-    return {"roots": list(roots), "max_depth": MAX_DEPTH, "suffixes": [".json"], "names": [STAGE_MD, HISTORY_JSONL],
-            "skip_prefixes": ["."], "skip_suffixes": ["~"], "chunk": chunk}
+    return {"roots": list(roots), **tracked_config(), "chunk": chunk}
 
 
 class ListerGone(OSError):
@@ -1122,6 +1159,8 @@ def watch_shortfall(directories: int, watches: int | None = None) -> str | None:
 
 def _wanted(path: str) -> bool:
     name = os.path.basename(path)
+    if name in tracked_mod.PLAN_HOMES:
+        return True  # a run's plan tree appearing (core/tracked.py)
     return not name.startswith(".") and not name.endswith((".tmp", ".swp", "~", ".sig"))
 
 

@@ -447,6 +447,11 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
             write_json(run / name, {})
         write_json(run / ".git" / "a.json", {})
         write_json(run / "nodes" / ".cache" / "b.json", {})
+        plans = run / ".claude" / "plans"  # a plan tree: its history and nodes, nothing else of it or of .claude
+        for name in ("history.jsonl", "active.json", "features/F/stories/S/tasks/T/task.md", "features/F/notes.md",
+                     ".trace/x.json"):
+            write_json(plans / name, {})
+        write_json(run / ".claude" / "settings.json", {})
         deep = run
         for i in range(MAX_DEPTH + 2):
             deep = deep / f"d{i}"
@@ -463,6 +468,8 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
         assert sorted(got) == sorted(os.path.join(r, rel) for r, rel in seen)
         assert lister.missing == missing
         assert str(run / "link.json") in got and odd in got and not any("/linked/" in p for p in got)
+        assert {p for p in got if "/.claude/" in p} == {str(plans / "history.jsonl"),
+                                                         str(plans / "features/F/stories/S/tasks/T/task.md")}
         again: list[str] = []
         assert lister.poll(stop, again.extend) and again == []
         (run / "FAILURE.json").unlink()
@@ -472,21 +479,27 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
         lister.close()
 
 
-def test_listing_child_rule_is_is_tracked() -> None:
-    from console.core.index import is_tracked
-    from console.monitor import lister_config
+def test_the_childrens_rule_is_core_tracked() -> None:
+    """The listing and watching children spell core/tracked.py out from their config: the same
+    answer for every file and every directory."""
+    from console.core import tracked as T
+    from console.monitor import _TRACKED_RULE, tracked_config
 
-    cfg = lister_config([])
-
-    def child_tracked(name: str) -> bool:  # the child's test, from its config
-        if name.startswith(tuple(cfg["skip_prefixes"])) or name.endswith(tuple(cfg["skip_suffixes"])):
-            return False
-        return name.endswith(tuple(cfg["suffixes"])) or name in cfg["names"]
-
+    rule: dict = {"cfg": tracked_config()}
+    exec(_TRACKED_RULE, rule)  # noqa: S102 - the children's own code, from this repository
     names = ["FAILURE.json", "STAGE.md", "history.jsonl", "stage.md", "History.jsonl", ".x.json", "a.json~", "a.json.tmp",
              "a.decision.json", "a.decision.json.sig", "report.JSON", "x.jsonl", "events.json", "json", ".json", "~",
-             "STAGE.md~", ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp"]
-    assert [child_tracked(n) for n in names] == [is_tracked(n) for n in names]
+             "STAGE.md~", ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp", "task.md", "story.md", "README.md",
+             "active.json", "plans", ".claude", ".aura", ".git", "features", "x"]
+    dirs = ["", "run", "run/nodes", "run/.claude", "run/.aura", "run/.git", "run/.claude/plans", "run/.claude/other",
+            "run/.claude/plans/features/F/stories/S/tasks/T", "run/.claude/plans/.trace", "run/a/.claude",
+            "run/.claude/plans/" + "/".join(f"d{i}" for i in range(12)), "/".join(f"d{i}" for i in range(9))]
+    for d in dirs:
+        parts = d.split("/") if d else []
+        for name in names:
+            rel = f"{d}/{name}" if d else name
+            assert rule["tracked_rel"](rel.split("/")) == T.tracked(rel), rel
+            assert rule["enters"](parts, name) == T.enters(d, name), rel
 
 
 def test_polling_child_converges_under_writes_across_the_hand_over(root: Path) -> None:

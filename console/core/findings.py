@@ -278,7 +278,8 @@ class Row:
             return base
         update: dict[str, Any] = {
             "taxonomy": self.taxonomy, "class_": self.class_, "route": self.route, "gate": self.gate,
-            "confidence": self.confidence, "rule": self.rule, "superseded_by": self.superseded_by,
+            "retryable": self.retryable, "confidence": self.confidence, "rule": self.rule,
+            "superseded_by": self.superseded_by, "node": self.node, "agent": self.agent,
         }
         if self.next_action is not None:
             update["next_action"] = self.next_action

@@ -51,12 +51,13 @@ def _latest_streak(classes: list[str | None]) -> tuple[str | None, int]:
 def _escalate(finding: Any, reason: str, evidence: Iterable[Evidence] = ()) -> Any:
     """Raise an escalation gate over a finding whose own file would allow more retries."""
     gate = finding.gate if finding.gate in ("hold", "confirm", "clarify", "worktree") else "escalation"
+    earlier = finding.details.get("escalation")
     return finding.model_copy(update={
         "gate": gate,
         "route": "human",
         "warnings": (*finding.warnings, f"escalated: {reason}"),
         "evidence": (*finding.evidence, *evidence),
-        "details": {**finding.details, "escalation": reason},
+        "details": {**finding.details, "escalation": f"{earlier}; {reason}" if earlier else reason},
     })
 
 
@@ -100,7 +101,7 @@ def derive_run(entries: list[Entry], inputs: RunInputs = RunInputs()) -> list[An
                 last, streak = _latest_streak(stage_classes + [latest.klass])
         if last is not None and streak >= tx.SAME_CLASS_CEILING and kind in ("stage", "attempts", "node"):
             f = findings[latest.finding.path]
-            if f.route != "none" and f.gate not in ("hold",):
+            if f.route != "none" and f.gate not in ("hold",) and not _skill_decided(f):
                 findings[latest.finding.path] = _escalate(
                     f, f"the same classification {last} {streak} times in a row (ceiling {tx.SAME_CLASS_CEILING})")
 
@@ -111,15 +112,22 @@ def derive_run(entries: list[Entry], inputs: RunInputs = RunInputs()) -> list[An
             by_print[f.fingerprint].append(f)
     for print_, same in by_print.items():
         if len(same) >= REPEAT_FINGERPRINT:
-            same.sort(key=lambda f: (f.time or "", f.path))
-            latest = findings[same[-1].path]
-            for older in same[:-1]:
+            # the latest among those no attempt group superseded (the groups know their own order)
+            current = [f for f in same if f.superseded_by is None] or same
+            latest = findings[max(current, key=lambda f: (f.time or "", f.path)).path]
+            for older in same:
                 f = findings[older.path]
-                if f.superseded_by is None:
+                if f.path != latest.path and f.superseded_by is None:
                     findings[older.path] = f.model_copy(update={"superseded_by": latest.path, "gate": None})
-            if latest.gate is None or latest.gate == "escalation":
+            if (latest.gate is None or latest.gate == "escalation") and not _skill_decided(latest):
                 findings[latest.path] = _escalate(latest, f"the same fingerprint {print_[:12]} {len(same)} times in this run")
     return list(findings.values())
+
+
+def _skill_decided(f: Any) -> bool:
+    """The failure-classifier's rules already answered this repetition (F3 replans the story,
+    F4 the feature, F5 escalates, F6 goes to the arbiter): the console adds no ceiling of its own."""
+    return f.taxonomy == "classifier" and f.class_ in ("F3", "F4", "F5", "F6")
 
 
 def _classify_nodes(entries: list[Entry], findings: dict[str, Any], inputs: RunInputs) -> None:
@@ -145,6 +153,7 @@ def _classify_nodes(entries: list[Entry], findings: dict[str, Any], inputs: RunI
             row = lookup("classifier", verdict.f_class)
             assert row is not None
             update.update(taxonomy="classifier", class_=verdict.f_class, route=row.route, gate=row.gate,
+                          retryable=verdict.f_class in ("F1", "F2"),
                           confidence=verdict.confidence, rule=sys.intern(f"{f.rule} + {verdict.rule}"),
                           next_action=verdict.action + (" (routes_to: conflict-arbiter)" if verdict.f_class == "F6" else ""))
             if verdict.gate is not None:

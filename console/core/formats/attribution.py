@@ -182,7 +182,7 @@ def detect(data: dict[str, Any], rel: str) -> str | None:
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
     cls = f.class_
     return Entry(f, group=("attempts", f.path.rsplit("/", 1)[0] if "/" in f.path else ""),
-                 order=(f.attempt or 0, f.mtime_ns), klass=cls if cls in FAIL_REASONS else None)
+                 order=(f.attempt or 0, f.mtime_ns, f.path), klass=cls if cls in FAIL_REASONS else None)
 
 
 PRODUCER = Producer(

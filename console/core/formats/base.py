@@ -129,6 +129,13 @@ def name_number(name: str) -> int | None:
     return int(digits) if len(digits) <= 9 else None
 
 
+def tie_order(f: Any) -> tuple[Any, ...]:
+    """A finding's place among its group when times are all it has: its time (to the second), then
+    the number in its file name (``attempt-3``), then its path, so that findings written within one
+    second keep one order on every machine, whatever order a directory lists them in."""
+    return (f.time or "", name_number(file_name(f.path)) or 0, f.path)
+
+
 def file_name(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
 

@@ -13,9 +13,9 @@ or from where aura-frog's hook writes it, ``<run>/.claude/plans/history.jsonl`` 
 ``.aura/plans``): lines ``{ts, node, event, tool, exit_code, actor}`` with ``event``
 ``execution_failed`` / ``execution_completed``, and no stderr or files. So the console also
 counts a node's failed attempts from those lines and from the node's failure events in the run,
-compares stderr with the node's own earlier events, and finds a sibling's files in its events
-or in the plan tree's task files (frontmatter ``id``, ``parent``, ``artifacts: - path:``).
-Every such piece of evidence says where it came from.
+compares stderr with the node's own earlier events, takes the files a sibling touched from its
+earlier events, and knows who is whose sibling from the plan tree's node files (frontmatter
+``id``, ``parent``) when the lines do not say. Every such piece of evidence says where it came from.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .. import taxonomy as tx
 from ..findings import Entry, Evidence
 from ..fingerprint import stderr_hash
 from ..reading import FileRead, iter_jsonl
-from .base import Checks, Model, Producer, ShellBool, TextList, cite, file_name, file_time, finding, row_of
+from .base import Checks, Model, Producer, ShellBool, TextList, cite, file_name, file_time, finding, row_of, tie_order
 
 F_CLASSES: Final = ("F1", "F2", "F3", "F4", "F5", "F6")
 LOW_CONFIDENCE: Final = 0.6
@@ -52,7 +52,6 @@ ACTION_WORDS: Final = {
 }
 F_CONFIDENCE: Final = {"F1": 0.95, "F2": 0.85, "F3": 0.75, "F4": 0.80, "F5": 0.65, "F6": 0.95}
 DEFAULT_F_CONFIDENCE: Final = 0.5
-REPLAN_CLASSES: Final = frozenset({"F3", "F4"})
 
 CLASSES: Final = (
     tx.Class("classifier", "F1", "retry", None, "transient: network, locks, rate limits, flaky CI; retry with backoff (max 3)."),
@@ -129,7 +128,7 @@ def build(root: str, rel: str, read: FileRead, m: ClassifierOutput, full: bool) 
 
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
-    return Entry(f, group=("node", f.node or file_name(f.path)), order=(f.time or "",), klass=f.class_)
+    return Entry(f, group=("node", f.node or file_name(f.path)), order=tie_order(f), klass=f.class_)
 
 
 PRODUCER = Producer(
@@ -161,8 +160,10 @@ class NodeContext(Model):
         return self.parent_id or self.parent
 
 
+# The skill's two regexes: rule 3's case-insensitive (429 and 503 as whole numbers here, not inside
+# a line number), rule 6's case-sensitive as the skill writes it ("AssertionError" does not match).
 _F1_RE = re.compile(r"ECONNRESET|ETIMEDOUT|EAI_AGAIN|\b429\b|\b503\b|rate limit", re.IGNORECASE)
-_F2_RE = re.compile(r"TypeError|SyntaxError|test failed|assertion", re.IGNORECASE)
+_F2_RE = re.compile(r"TypeError|SyntaxError|test failed|assertion")
 _TAIL = 64 * 1024
 
 
@@ -283,7 +284,7 @@ class NodeVerdict:
     confidence: float
     action: str | None
     evidence: tuple[str, ...] = field(default_factory=tuple)
-    gate: str | None = None  # a person is needed although the class would not say so (replan budget spent)
+    gate: str | None = None  # a person is needed although the class alone would not say so (low confidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,20 +315,19 @@ def classify_node(event: Mapping[str, Any], facts: RunFacts = RunFacts()) -> Nod
     node = event.get("node") or {}
     node_id = node.get("id")
     parent = node.get("parent_id") or node.get("parent")
-    plan_node = facts.plan.get(node_id) if node_id else None
-    if parent is None and plan_node is not None:
-        parent = plan_node.parent
+    def plan_parent(of: Any) -> str | None:
+        found = facts.plan.get(of) if of else None
+        return found.parent if found is not None else None
+
+    if parent is None:
+        parent = plan_parent(node_id)
 
     def verdict(f_class: str, rule: str, evidence: list[str], confidence: float | None = None) -> NodeVerdict:
         conf = F_CONFIDENCE[f_class] if confidence is None else confidence
         if conf < LOW_CONFIDENCE:
             return NodeVerdict("F2", rule, conf, LOW_CONFIDENCE_ACTION,
                                tuple(evidence + [f"confidence {conf:.2f} < 0.6: F2, surfaced to the user"]), "escalation")
-        gate = None
-        if f_class in REPLAN_CLASSES and _int(node.get("replan_budget_remaining")) == 0:
-            evidence = evidence + ["replan_budget_remaining=0: the replan is refused, the node is frozen for a person"]
-            gate = "escalation"
-        return NodeVerdict(f_class, rule, conf, ACTIONS[f_class], tuple(evidence), gate)
+        return NodeVerdict(f_class, rule, conf, ACTIONS[f_class], tuple(evidence))
 
     if _int(event.get("exit_code")) == 0:
         return NodeVerdict(None, "F.1 exit_zero", 1.0, None, ("exit_code == 0: not a failure",))
@@ -348,7 +348,7 @@ def classify_node(event: Mapping[str, Any], facts: RunFacts = RunFacts()) -> Nod
     # Rule 5: files_touched intersects a sibling's.
     touched = set(event.get("files_touched") or ())
     if touched and parent:
-        for sibling, files, source in _siblings(node_id, parent, event, facts):
+        for sibling, files, source in _siblings(node_id, parent, event, facts, plan_parent):
             shared = touched & set(files)
             if shared:
                 return verdict("F4", "F.5 sibling_files", [
@@ -393,19 +393,21 @@ def _earlier_hashes(event: Mapping[str, Any], node_id: Any, facts: RunFacts) -> 
     return [(e["stderr_hash"], e.get("rel") or "an earlier event") for e in own]
 
 
-def _siblings(node_id: Any, parent: str, event: Mapping[str, Any],
-              facts: RunFacts) -> Iterable[tuple[str, tuple[str, ...], str]]:
-    """(sibling id, its files, where they were found) for the nodes with the same parent."""
+def _siblings(node_id: Any, parent: str, event: Mapping[str, Any], facts: RunFacts,
+              plan_parent: Any) -> Iterable[tuple[str, tuple[str, ...], str]]:
+    """(sibling id, the files it touched, where that was found) for the nodes with the same parent,
+    from what happened before this event: the history's lines, the siblings' earlier failure events
+    (a node's parent from the event, else from the plan tree)."""
     for h in facts.history:
-        if h.node_id and h.node_id != node_id and h.parent_node_id == parent and h.files_touched:
+        if h.node_id and h.node_id != node_id and (h.parent_node_id or plan_parent(h.node_id)) == parent and h.files_touched:
             yield h.node_id, h.files_touched, h.source
     for e in facts.events:
         other = e.get("node") or {}
-        if other.get("id") and other.get("id") != node_id and (other.get("parent_id") or other.get("parent")) == parent:
-            yield str(other["id"]), tuple(e.get("files_touched") or ()), e.get("rel") or "a failure event"
-    for plan_node in facts.plan.values():
-        if plan_node.id != node_id and plan_node.parent == parent and plan_node.files:
-            yield plan_node.id, plan_node.files, f"its artifacts in {plan_node.source}"
+        other_id = other.get("id")
+        if not other_id or other_id == node_id or not _before(e, event):
+            continue
+        if (other.get("parent_id") or other.get("parent") or plan_parent(other_id)) == parent:
+            yield str(other_id), tuple(e.get("files_touched") or ()), e.get("rel") or "a failure event"
 
 
 def node_evidence(verdict: NodeVerdict) -> list[Evidence]:

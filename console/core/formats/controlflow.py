@@ -319,8 +319,6 @@ def _verdict(agent: str, status: str, data: dict[str, Any], cls_given: str | Non
                 return "needs_replan", "replan"
             # the plan goes back to the Planner; a person or another model where the class says so
             return cls_given, None if cls_given in ("escalate", "model_unavailable") else "replan"
-        if cls_given is not None:
-            checks.add(f"failure_classification {cls_given} on a {status} verdict that blocks nothing")
         return "success", None
     if status in SUCCESS:
         return "success", None
@@ -433,8 +431,10 @@ def build(root: str, rel: str, read: FileRead, m: Model, full: bool) -> Any:
                 details.update(clarification_question=question, clarification_options=options,
                                recommended_option=request.get("recommended_option"))
                 rationale = _str(request, "recommended_option_rationale")
-                next_action = (f"Choose one of: {'; '.join(options)}" if options else "Answer the sub-agent's question") \
+                ev.add(_str(request, "impact_analysis"), "clarification_request.impact_analysis")
+                ask = (f"Choose one of: {'; '.join(options)}" if options else "Answer the sub-agent's question") \
                     + (f" (recommended: {request.get('recommended_option')}: {rationale})" if rationale else "")
+                next_action = f"{ask}; then: {next_action}" if next_action else ask
             if cls_given is None and isinstance(request, dict):
                 checks.add("NEEDS_INPUT requires failure_classification")
         elif status == "FAILED" and agent == "PlatformEngineer-subagent":
@@ -442,14 +442,14 @@ def build(root: str, rel: str, read: FileRead, m: Model, full: bool) -> Any:
                         "a FAILED PlatformEngineer report requires rollback_steps_taken and final_environment_state")
         checks.when(agent in ("PlanAuditor-subagent", "AssumptionVerifier-subagent") and cls_given == "transient",
                     f"{agent} may not return transient: its findings are substantive by contract")
-        if agent not in ("Orchestrator",) and cls not in ("success", "artifact") and not next_action:
-            checks.add("no next_steps or recommendation: the report names no next action")
     else:
         cls, next_action = _artifact(ev, data, details)
     row = row_of("orchestrator", cls)
     order, order_by = _order(data, rel)
     details["order"] = order_by
     failing = row.route != "none"
+    if failing and not next_action:  # the report names none (its next_steps may be empty): the class's own
+        next_action = row.meaning
     conf = data.get("confidence")
     return finding(
         root, rel, read, full, checks.items, format="controlflow", status="ok", taxonomy="orchestrator", class_=cls,
@@ -506,9 +506,17 @@ def _artifact(ev: _Evidence, data: dict[str, Any], details: dict[str, Any]) -> t
 
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
-    klass = None if f.class_ in NOT_COUNTED else f.class_
-    return Entry(f, group=("phase", f.phase or "?"), order=(f.attempt if f.attempt is not None else -1, f.mtime_ns),
-                 klass=klass, extra={"agent": f.agent})
+    """Executors and the reviewer count against their phase's budgets; a plan reviewer's, the
+    Planner's, a researcher's newer report supersedes its older one; gate events and artifacts
+    stand alone (a later gate must not hide an approval still asked for)."""
+    agent = f.agent
+    order = (f.attempt if f.attempt is not None else -1, f.mtime_ns, f.path)
+    if agent in EXECUTORS or agent == "CodeReviewer-subagent":
+        klass = None if f.class_ in NOT_COUNTED else f.class_
+        return Entry(f, group=("phase", f.phase or "?"), order=order, klass=klass, extra={"agent": agent})
+    if agent in PLAN_REVIEWERS or agent in ("Planner", "Researcher-subagent", "CodeMapper-subagent"):
+        return Entry(f, group=("agent", agent), order=order)
+    return Entry(f)
 
 
 def runtime_policy(data: Any) -> dict[str, int] | None:

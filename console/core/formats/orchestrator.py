@@ -171,7 +171,7 @@ NOT_COUNTED: Final = frozenset({"success", "clarification", "unclassified", "art
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
     klass = None if f.class_ in NOT_COUNTED else f.class_
-    return Entry(f, group=("phase", f.phase or "?"), order=(f.attempt or 0, f.time or ""), klass=klass,
+    return Entry(f, group=("phase", f.phase or "?"), order=(f.attempt or 0, f.time or "", f.path), klass=klass,
                  extra={"agent": f.agent})
 
 

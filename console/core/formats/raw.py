@@ -16,7 +16,7 @@ from pydantic import Field
 from .. import classify
 from ..findings import Entry, Evidence
 from ..reading import FileRead
-from .base import Checks, Model, Producer, file_name, file_time, finding, row_of, time_field
+from .base import Checks, Model, Producer, file_name, file_time, finding, row_of, tie_order, time_field
 from .classifier import NodeContext, node_event
 
 _EVIDENCE_FROM_FILE: Final = ("exit", "structured", "error", "failed in")
@@ -87,7 +87,7 @@ def build(root: str, rel: str, read: FileRead, m: RawEvent, full: bool) -> Any:
 
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
-    return Entry(f, group=("node", f.node or file_name(f.path)), order=(f.time or "",), node_input=node_input,
+    return Entry(f, group=("node", f.node or file_name(f.path)), order=tie_order(f), node_input=node_input,
                  klass=None if f.taxonomy == "console" else f.class_)
 
 

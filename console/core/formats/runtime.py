@@ -16,7 +16,7 @@ from .. import taxonomy as tx
 from ..findings import Entry, Evidence
 from ..fingerprint import VERSION, fingerprint
 from ..reading import FileRead
-from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, time_field
+from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, tie_order, time_field
 
 KINDS: Final = ("permission", "validation", "tool", "timeout", "cancelled", "test", "typecheck", "dependency", "budget", "unknown")
 RETRYABLE: Final = frozenset({"tool", "timeout", "test", "typecheck", "dependency"})
@@ -87,7 +87,7 @@ def build(root: str, rel: str, read: FileRead, m: RuntimeFailure, full: bool) ->
 
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
-    return Entry(f, group=("runtime", f.fingerprint or file_name(f.path)), order=(f.time or "",), klass=f.class_)
+    return Entry(f, group=("runtime", f.fingerprint or file_name(f.path)), order=tie_order(f), klass=f.class_)
 
 
 PRODUCER = Producer(

@@ -122,7 +122,7 @@ def build(root: str, rel: str, read: FileRead, m: StageFailure, full: bool) -> A
 
 
 def entry(f: Any, node_input: dict[str, Any] | None = None) -> Entry:
-    return Entry(f, group=("stage", f.node or "?"), order=(f.attempt or 0, f.time or ""), klass=f.class_)
+    return Entry(f, group=("stage", f.node or "?"), order=(f.attempt or 0, f.time or "", f.path), klass=f.class_)
 
 
 PRODUCER = Producer(
