@@ -319,3 +319,37 @@ def test_parse_stage_md_with_no_attempt_is_empty():
     assert parse_stage_md("# Stage log\n\nNothing has run yet.\n") == []
     assert parse_stage_md("") == []
     assert parse_stage_md("## 2026-11-28 code\n- note: waiting\n") == []  # a section with no status or failure_type
+
+
+def test_role_and_agent_recorded_only_in_stage_md_reach_the_finding(tmp_path):
+    run = tmp_path / "r-1"
+    run.mkdir()
+    (run / "FAILURE.json").write_text(json.dumps({"failure_type": "test_failed", "retryable": "true",
+                                                  "next_action": "Inspect failing tests, fix required issues, rerun verification, then resume."}))
+    (run / "STAGE.md").write_text("| time | role | agent | attempt | status | failure_type |\n|---|---|---|---|---|---|\n"
+                                  "| 2026-11-28T09:00:00Z | plan | kimi | 1 | ok | |\n"
+                                  "| 2026-11-28T10:00:00Z | verify | codex | 2 | failed | test_failed |\n")
+    index = FindingIndex([tmp_path], keep_findings=True)
+    index.scan()
+    f = index.get("r-1/FAILURE.json")
+    assert (f.node, f.agent) == ("verify", "codex")
+    assert any(e.source == "STAGE.md line 4" and "role=verify" in e.text for e in f.evidence)
+    # the row the live console keeps says the same
+    compact = FindingIndex([tmp_path])
+    compact.scan()
+    (row,) = [r for r in compact.rows() if r.path == "r-1/FAILURE.json"]
+    assert (row.node, row.agent) == ("verify", "codex")
+
+
+def test_a_stage_md_with_no_attempt_the_console_can_read_is_said_so(tmp_path):
+    run = tmp_path / "r-1"
+    run.mkdir()
+    (run / "STAGE.md").write_text("# Stages\n\nplan went fine, code broke twice, see the log.\n")
+    index = FindingIndex([tmp_path], keep_findings=True)
+    index.scan()
+    (f,) = index.findings()
+    assert f.path == "r-1/STAGE.md" and f.status == "error"
+    assert f.error.startswith("STAGE.md has no attempt the console can read")
+    (run / "STAGE.md").write_text("## 2026-11-28T10:00:00Z role=code\n- status: failed\n")
+    index.apply([str(run / "STAGE.md")])
+    assert index.findings() == []  # read now: it feeds the run, it is not a finding
