@@ -21,7 +21,7 @@ from typing import Any
 from . import gen
 from .util import progress, r, ratio
 
-SECTIONS = ("classify", "ls_10k", "one_change", "cold_100k", "latency", "mkdir_burst", "burst_20k", "idle_cpu", "ui",
+SECTIONS = ("classify", "truth", "ls_10k", "one_change", "cold_100k", "latency", "mkdir_burst", "burst_20k", "idle_cpu", "ui",
             "floor")
 NAMED_ONLY = ("floor",)  # run only when named in --only
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -139,6 +139,11 @@ def goals(res: dict[str, Any]) -> dict[str, Any]:
         "burst_20k_all_held": (g("burst_20k", "all_held"), lambda v: v is True),
         "idle_inotify_cpu_pct_le_1": (g("idle_cpu", "inotify_cpu_pct"), lambda v: v <= 1.0),
         "idle_poll_1s_cpu_pct_le_20": (g("idle_cpu", "poll_1s_cpu_pct"), lambda v: v <= 20.0),
+        "classify_ratio_over_loads_le_25.7": (g("classify", "ratio_classify_over_loads"), lambda v: v <= 25.7),
+        "truth_holdout_failure_type_ge_0.90": (g("truth", "holdout_failure_type"), lambda v: v >= 0.90),
+        "truth_holdout_route_ge_0.95": (g("truth", "holdout_route"), lambda v: v >= 0.95),
+        "truth_holdout_min_class_recall_ge_0.75": (g("truth", "holdout_min_recall"), lambda v: v >= 0.75),
+        "truth_crafted_20_events_le_3_s": (g("truth", "crafted_classify_s"), lambda v: v <= 3.0),
     }
     out = {name: {"value": v, "met": check(v, ok)} for name, (v, ok) in rows.items()}
     ui = res.get("ui")

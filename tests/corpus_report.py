@@ -31,6 +31,7 @@ def evaluate(entries: list[dict]) -> dict:
     misses = []
     for entry in entries:
         result = classify_event(entry).as_dict()
+        result["kind"] = result["runtime"]["kind"]
         split = entry.get("split", "dev")
         for scope in (split, "all"):
             totals[scope] += 1

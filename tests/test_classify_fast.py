@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import gen  # noqa: E402
 
 CORPUS = Path(__file__).parent / "corpus" / "stderr_tails.jsonl"
+REAL = Path(__file__).parent / "corpus" / "real_failures.jsonl"
 
 
 def reference_normalise(message: str) -> str:
@@ -27,13 +28,9 @@ def reference_normalise(message: str) -> str:
     return re.sub(space + "+", " ", text).strip(JS_SPACE)
 
 
-def reference_classify_needles(lowered: str, needles) -> bool:
-    return any(needle in lowered for needle in needles)
-
-
 def messages() -> list[str]:
     out = []
-    for line in CORPUS.read_text().splitlines():
+    for line in [*CORPUS.read_text().splitlines(), *REAL.read_text().splitlines()]:
         if line.strip():
             event = json.loads(line)
             out.append(str(event.get("stderr_tail") or event.get("message") or ""))
@@ -63,10 +60,22 @@ def test_normalise_equals_the_reference():
         assert fingerprint("k", m) == fingerprint("k", m)
 
 
-def test_rule_prefilter_equals_the_generator():
-    msgs = [m.lower() for m in messages()]
-    for rule in C.MESSAGE_RULES:
-        if rule.needles is None:
-            continue
-        for lowered in msgs:
-            assert any(map(lowered.__contains__, rule.needles)) == reference_classify_needles(lowered, rule.needles)
+def plain_classify(event):
+    """classify_event as the rule table reads with no prefilter: every rule's whole pattern in turn."""
+    whole = {rule.slot: rule.pattern for rule in C.MESSAGE_RULES if rule.pattern is not None}
+    saved = C.RULE_FILTER.present, C.RULE_FILTER.search, C.MISSING_FILTER.present
+    C.RULE_FILTER.present = lambda lowered: dict.fromkeys(whole, [])
+    C.RULE_FILTER.search = lambda slot, lowered, present: whole[slot].search(lowered)
+    C.MISSING_FILTER.present = lambda lowered: dict.fromkeys(range(len(C._MISSING)), [])
+    try:
+        return C.classify_event(event)
+    finally:
+        C.RULE_FILTER.present, C.RULE_FILTER.search, C.MISSING_FILTER.present = saved
+
+
+def test_prefiltered_classification_equals_the_plain_one():
+    msgs = messages()
+    for m in msgs:
+        for exit_code in (1, 127):
+            event = {"exit_code": exit_code, "stderr_tail": m}
+            assert C.classify_event(event) == plain_classify(event), m[:200]

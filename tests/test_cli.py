@@ -196,8 +196,22 @@ def test_classify_json_from_stdin():
     result = invoke("classify", "--json", input=json.dumps(event))
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert (data["failure_type"], data["kind"], data["route"], data["retryable"]) == ("interrupted", "cancelled", "retry", True)
+    assert (data["failure_type"], data["route"], data["retryable"]) == ("interrupted", "retry", True)  # the runner's table
+    # the runtime's view beside it, never "cancelled" with retryable true
+    assert data["runtime"] == {"kind": "cancelled", "retryable": False}
     assert len(data["fingerprint"]) == 64
+
+
+def test_classify_never_puts_unknown_or_cancelled_beside_a_runtime_retryable():
+    for event in ({"exit_code": 1, "stderr_tail": "the widget did a strange thing"}, {"exit_code": 130, "stderr_tail": "^C"},
+                  {"exit_code": 1, "stderr_tail": "x", "kind": "unknown"}, {"exit_code": 1, "stderr_tail": "x", "kind": "cancelled"}):
+        runtime = json.loads(invoke("classify", "--json", input=json.dumps(event)).stdout)["runtime"]
+        assert runtime["kind"] in ("unknown", "cancelled") and runtime["retryable"] is False, (event, runtime)
+
+
+def test_classify_says_when_no_rule_matched():
+    result = invoke("classify", input=json.dumps({"exit_code": 1, "stderr_tail": "the widget did a strange thing"}))
+    assert "no rule matched" in result.stdout and "confidence 0.3" in result.stdout
 
 
 def test_classify_json_with_node_adds_the_classifier_verdict():

@@ -1,40 +1,61 @@
-"""The classifier against the labelled stderr corpus (tests/corpus/stderr_tails.jsonl).
+"""The classifier against labelled failure output.
 
-The corpus was labelled by how an operator would route each failure, independently of the
-rules. Rules were tuned on the ``dev`` split only; ``holdout`` measures how they generalise.
-The floors below sit just under the figures measured when they were set, so a regression fails.
+``tests/corpus/real_failures.jsonl`` is the truth: real outputs from public issue threads, each
+cited, labelled by people who did not see the rules, split by source repository (``dev`` to tune
+on, ``holdout`` to measure; ``python -m bench.truth`` prints the figures and docs/classification.md
+keeps them). The floors below sit just under what was measured when they were set, so a
+regression fails. ``tests/corpus/stderr_tails.jsonl`` is a hand-written set kept for the
+structured fields it exercises and as the fixed text of the throughput benchmark.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from corpus_report import evaluate, load
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import truth  # noqa: E402
 
-ENTRIES = load()
+from console.core.classify import classify_event  # noqa: E402
+from console.core.rules import RULES  # noqa: E402
 
-
-def test_corpus_is_large_and_varied() -> None:
-    assert len(ENTRIES) >= 80
-    assert len({e["tool"] for e in ENTRIES}) >= 25
-    types = Counter(e["expect"]["failure_type"] for e in ENTRIES)
-    assert all(types[t] >= 5 for t in types if t is not None)
-    assert len(types) == 11  # ten failure types and "not a failure"
+ENTRIES = truth.load()
+HAND_WRITTEN = [json.loads(line) for line in (Path(__file__).parent / "corpus" / "stderr_tails.jsonl").read_text().splitlines()
+                if line.strip()]
 
 
-@pytest.mark.parametrize(("split", "floor"), [("dev", 0.95), ("holdout", 0.70)])
-def test_accuracy_floor(split: str, floor: float) -> None:
-    accuracy = evaluate(ENTRIES)["accuracy"][split]
-    assert accuracy["failure_type"] >= floor, accuracy
-    assert accuracy["route"] >= floor, accuracy
+def test_the_corpus_is_real_cited_large_and_varied() -> None:
+    assert len(ENTRIES) >= 600
+    assert len({e["tool"].lower() for e in ENTRIES}) >= 150
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", e["source"]) for e in ENTRIES)
+    assert all(e["failure_type"] in truth.TYPES and e["reason"].strip() and e["stderr_tail"].strip() for e in ENTRIES)
+    assert len({e["stderr_tail"].strip() for e in ENTRIES}) == len(ENTRIES)  # no output twice
+    assert len({e["id"] for e in ENTRIES}) == len(ENTRIES)
+    counts = Counter(e["failure_type"] for e in ENTRIES)
+    assert all(counts[t] >= 30 for t in truth.TYPES if t != "unclear_plan"), counts
+
+
+def test_the_splits_are_by_source_repository() -> None:
+    repos = {split: {e["source"].split("#")[0].lower() for e in ENTRIES if e["split"] == split} for split in ("dev", "holdout")}
+    assert repos["dev"] and repos["holdout"] and not repos["dev"] & repos["holdout"]
+    assert 0.2 <= len([e for e in ENTRIES if e["split"] == "holdout"]) / len(ENTRIES) <= 0.45
+
+
+def test_no_pattern_has_an_unbounded_gap() -> None:
+    """Linear time: a gap between two words of a rule is bounded ([^\\n]{0,N}), never .* / .+ / [^\\n]*
+    (runs of one character class, \\s* or \\S+, end where the token or the line does;
+    python -m bench --only truth times crafted worst cases)."""
+    for rule_id, *_rest, pattern in RULES:
+        assert not re.search(r"(?<!\\)\.[*+]|\[\^\\n\][*+]", pattern), rule_id
 
 
 def test_structured_kind_beats_message_text() -> None:
-    structured = [e for e in ENTRIES if e.get("kind")]
-    assert structured, "the corpus keeps entries with a structured kind"
-    from console.core.classify import classify_event
-
+    structured = [e for e in HAND_WRITTEN if e.get("kind")]
+    assert structured, "the hand-written set keeps entries with a structured kind"
     for entry in structured:
         assert classify_event(entry).kind == entry["kind"], entry["id"]

@@ -343,7 +343,7 @@ def test_raw_event_is_classified(tmp_path):
         "tool": "ssh", "exit_code": 255, "stage": "dispatch", "role": "dispatch", "agent": "claude",
         "stderr_tail": "ssh: connect to host mac-mini-03.lan port 22: No route to host"})
     assert (f.format, f.taxonomy, f.class_, f.route, f.retryable) == ("raw", "stage", "remote_unreachable", "retry", True)
-    assert f.rule == "msg.remote"
+    assert f.rule == "msg.network"
     assert f.fingerprint and HEX64.fullmatch(f.fingerprint)
 
 
@@ -495,7 +495,7 @@ def test_classify_structured_kind_beats_message_text():
                         "stderr_tail": "request timed out after 30s while calling the vault API"})
     assert c.failure_type == "permission"
     assert c.rule == "structured.kind"
-    assert classify_event({"exit_code": 1, "stderr_tail": "request timed out"}).failure_type == "environment"
+    assert classify_event({"exit_code": 1, "stderr_tail": "request timed out"}).failure_type == "remote_unreachable"
 
 
 def test_classify_next_action_names_the_role():

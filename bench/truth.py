@@ -1,0 +1,184 @@
+"""Classification truth: the console's classifier against real failure output, labelled by hand.
+
+``tests/corpus/real_failures.jsonl`` holds real failure outputs from public issue threads, each
+cited (``owner/repo#N``), labelled with the stage runner's ``failure_type`` by people who did not
+see the rules, and split by source repository into ``dev`` (rules are tuned on it) and ``holdout``
+(never looked at while tuning; it measures how the rules generalise).
+
+``python -m bench.truth`` prints accuracy, per-class precision and recall and the confusion matrix
+for each split (``--misses dev`` lists the dev misses); ``python -m bench --only truth`` adds the
+classifier's cost on crafted worst cases beside ``json.loads`` of the same text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(os.path.dirname(HERE), "tests", "corpus", "real_failures.jsonl")
+TYPES = ("interrupted", "agent_missing", "permission", "environment", "unclear_plan", "remote_unreachable",
+         "dirty_worktree", "test_failed", "confirmation_required", "agent_failed")
+
+
+def load(path: str = CORPUS) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def event_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a pipeline would have written for this output: a raw failure event."""
+    event = {"exit_code": entry["exit_code"], "stderr_tail": entry["stderr_tail"], "tool": entry.get("tool")}
+    if entry.get("stage"):
+        event["stage"] = entry["stage"]
+    return event
+
+
+def route_of(failure_type: str) -> str:
+    from console.core.formats.stage import CLASSES
+
+    return {row.name: row.route for row in CLASSES}[failure_type]
+
+
+def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per split: accuracy on failure_type and route, per-class precision and recall, the
+    confusion matrix (rows: the label, columns: what the console said), and the misses."""
+    from console.core.classify import classify_event
+
+    out: dict[str, Any] = {}
+    by_split: dict[str, list[tuple[dict, Any]]] = defaultdict(list)
+    for entry in entries:
+        by_split[entry.get("split", "dev")].append((entry, classify_event(event_of(entry))))
+    by_split["all"] = [pair for split in list(by_split) for pair in by_split[split]]
+    for split, pairs in by_split.items():
+        confusion: dict[str, Counter] = defaultdict(Counter)
+        right_type = right_route = 0
+        misses = []
+        for entry, result in pairs:
+            want, got = entry["failure_type"], result.failure_type or "not_a_failure"
+            confusion[want][got] += 1
+            right_type += want == got
+            right_route += route_of(want) == result.route
+            if want != got:
+                misses.append({"id": entry["id"], "source": entry["source"], "want": want, "got": got,
+                               "rule": result.rule, "matched": result.matched})
+        said = Counter(result.failure_type or "not_a_failure" for _e, result in pairs)
+        per_class = {}
+        for t in TYPES:
+            n = sum(confusion[t].values())
+            hit = confusion[t][t]
+            per_class[t] = {"n": n, "recall": round(hit / n, 3) if n else None,
+                            "precision": round(hit / said[t], 3) if said[t] else None}
+        out[split] = {
+            "entries": len(pairs),
+            "failure_type": round(right_type / len(pairs), 3) if pairs else None,
+            "route": round(right_route / len(pairs), 3) if pairs else None,
+            "per_class": per_class,
+            "confusion": {want: dict(got) for want, got in sorted(confusion.items())},
+            "default": sum(1 for _e, result in pairs if result.rule == "default"),
+            "misses": misses,
+        }
+    return out
+
+
+# --- crafted worst cases -------------------------------------------------------------------
+
+def crafted(size: int = 64 * 1024) -> list[str]:
+    """Texts made to make a careless pattern backtrack: long runs of a rule's opening words with
+    no ending, one huge line, many short lines, separators, digits, quotes, and one real error
+    at the very end of a huge line."""
+    unit = ["dial tcp ", "expected ", "permission ", "error: ", "npm ERR! ", "Traceback ", "fatal: ", " at ", "::",
+            "\"", "1.", "a", "timed ", "Tests: ", "FAILED ", "connect to host ", "would be ", "is not recognized ",
+            "Are you sure", "HTTP/1.1 "]
+    texts = [(u * (size // len(u) + 1))[:size] for u in unit]
+    texts[-1] = texts[-1][: size - 40] + "\nECONNRESET socket hang up"
+    return texts
+
+
+def time_crafted(runs: int = 3) -> dict[str, Any]:
+    from console.core.classify import classify_event
+
+    texts = crafted()
+    events = [{"exit_code": 1, "stderr_tail": t} for t in texts]
+    encoded = [json.dumps(e) for e in events]
+    best_c = best_l = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for line in encoded:
+            json.loads(line)
+        best_l = min(best_l, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for e in events:
+            classify_event(e)
+        best_c = min(best_c, time.perf_counter() - t0)
+    return {"events": len(events), "bytes_each": len(texts[0]), "classify_s": round(best_c, 4),
+            "json_loads_s": round(best_l, 4), "x_json_loads": round(best_c / best_l, 1) if best_l else None}
+
+
+def time_corpus(entries: list[dict[str, Any]], runs: int = 3) -> dict[str, Any]:
+    """The classifier's rate over the real corpus, beside ``json.loads`` of the same events."""
+    from console.core.classify import classify_event
+
+    events = [event_of(e) for e in entries]
+    encoded = [json.dumps(e) for e in events]
+    best_c = best_l = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for line in encoded:
+            json.loads(line)
+        best_l = min(best_l, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for e in events:
+            classify_event(e)
+        best_c = min(best_c, time.perf_counter() - t0)
+    return {"events": len(events), "classify_events_per_s": round(len(events) / best_c),
+            "x_json_loads": round(best_c / best_l, 1) if best_l else None}
+
+
+def section_truth(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    entries = load()
+    report = evaluate(entries)
+    for split in report.values():
+        split.pop("misses")
+    holdout = report["holdout"]
+    crafted_cost = time_crafted(max(3, cfg.get("runs", 3)))
+    recalls = [v["recall"] for v in holdout["per_class"].values() if v["recall"] is not None]
+    return {"holdout_failure_type": holdout["failure_type"], "holdout_route": holdout["route"],
+            "holdout_min_recall": min(recalls), "crafted_classify_s": crafted_cost["classify_s"],
+            "accuracy": report, "crafted_worst_cases": crafted_cost, "corpus_rate": time_corpus(entries)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.truth", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--misses", choices=("dev", "holdout", "all"), help="list the misses of a split")
+    parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.dirname(HERE))
+    report = evaluate(load())
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    for split in ("dev", "holdout", "all"):
+        s = report[split]
+        print(f"{split:8s} {s['entries']:4d} entries  failure_type {s['failure_type']:.3f}  route {s['route']:.3f}  "
+              f"no rule matched {s['default']}")
+    print("\nholdout per class:          n  recall precision")
+    for t, v in report["holdout"]["per_class"].items():
+        print(f"  {t:22s} {v['n']:4d}  {v['recall'] if v['recall'] is not None else '-':>6}  {v['precision'] if v['precision'] is not None else '-':>6}")
+    print("\nholdout confusion (label -> what the console said):")
+    for want, got in report["holdout"]["confusion"].items():
+        print(f"  {want:22s} " + ", ".join(f"{k} {n}" for k, n in sorted(got.items(), key=lambda x: -x[1])))
+    if args.misses:
+        print(f"\n{args.misses} misses:")
+        for m in report[args.misses]["misses"]:
+            print(f"  {m['id']:28s} want {m['want']:22s} got {m['got']:22s} {m['rule']}: {m['matched'][:60]!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
