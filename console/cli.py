@@ -16,7 +16,7 @@ import click
 from pydantic import ValidationError
 
 from .core import reading
-from .core.classify import classify_event
+from .core.classify import classify_event, opinion_words
 from .core.findings import Finding
 from .core.formats.classifier import RunFacts, classify_node, history_event, node_event
 from .core.formats.raw import RawEvent
@@ -154,6 +154,11 @@ def render_text(f: Finding, counts: tuple[int, int] = (0, 0)) -> str:
     out.append(f"route {f.route}   retryable {f.retryable}   confidence {f.confidence}   gate {f.gate or '-'}")
     if f.rule:
         out.append(f"rule {safe(f.rule)}")
+    if isinstance(f.details.get("second_opinion"), dict):
+        head, note, lines = opinion_words(f.details["second_opinion"], f.taxonomy, f.class_)
+        out.append(f"console reads {safe(head)}")
+        out.append(f"  {safe(note)}")
+        out.extend(f"  « {safe(line)} »" for line in lines)
     if f.next_action:
         out.append(f"next action: {safe(f.next_action)}")
     if f.evidence:
@@ -235,9 +240,14 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
     if as_json:
         click.echo(_dump(result))
         return
-    click.echo(f"failure_type {result['failure_type']}   kind {result['kind']}   route {result['route']}   "
+    runtime = result["runtime"]
+    click.echo(f"failure_type {result['failure_type']}   route {result['route']}   "
                f"retryable {str(result['retryable']).lower()}   confidence {result['confidence']}")
-    click.echo(f"rule {result['rule']}: {safe(result['matched'])}")
+    click.echo(f"runtime kind {runtime['kind']}   retryable {str(runtime['retryable']).lower()} (the runtime's own default)")
+    if result["rule"] == "default":
+        click.echo("rule default: no rule matched; the type is a guess at low confidence, for a person to judge")
+    else:
+        click.echo(f"rule {result['rule']}: {safe(result['matched'])}")
     click.echo(f"next action: {safe(result['next_action'])}")
     for line in result["evidence"]:
         click.echo(f"  - {safe(line)}")

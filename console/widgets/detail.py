@@ -15,6 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 
+from ..core.classify import opinion_words
 from ..core.decisions import state_now
 from ..core.findings import Finding
 from ..core.safety import safe
@@ -53,6 +54,14 @@ def _decision(text: Text, decision: dict, now: datetime | None, can_decide: bool
         _line(text, "", "press d to decide again", "italic")
 
 
+def _second_opinion(text: Text, f: Finding) -> None:
+    head, note, lines = opinion_words(f.details["second_opinion"], f.taxonomy, f.class_)
+    _line(text, "console reads", head, "bold magenta")
+    _line(text, "", note, "dim")
+    for line in lines:
+        _line(text, "", "« " + safe(line, max_len=600) + " »", "magenta")
+
+
 def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Finding] | None = None,
                 now: datetime | None = None) -> Text:
     """Everything an operator needs to decide about one finding."""
@@ -77,6 +86,8 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
     _line(text, "agent", f.agent)
     _line(text, "time", f.time)
     _line(text, "rule", f.rule)
+    if isinstance(f.details.get("second_opinion"), dict):
+        _second_opinion(text, f)
     if f.details.get("confirm_prompt"):
         _line(text, "asks", f.details["confirm_prompt"], "bold")
     if f.details.get("clarification_question"):

@@ -76,13 +76,20 @@ def build(root: str, rel: str, read: FileRead, m: RuntimeFailure, full: bool) ->
     time = time_field(m.ts)
     if m.ts is not None and time is None:
         checks.add(f"ts {m.ts[:40]!r} is not a time")
+    details = {"code": m.code, "name": m.name, "source": m.source, "message": m.message,
+               "fingerprint_version": m.fingerprint_version, "retryable_written": m.retryable}
+    if full:
+        from ..classify import second_opinion
+
+        other = second_opinion({"stderr_tail": m.message, "code": m.code, "name": m.name}, kind=m.kind)
+        if other is not None:
+            details["second_opinion"] = other
     return finding(
         root, rel, read, full, checks.items, format="runtime", status="ok", taxonomy="runtime", class_=m.kind,
         route=row.route, retryable=False if m.kind in NEVER_RETRIED else (m.retryable if m.retryable is not None else expected),
         gate=row.gate, next_action=row.meaning, evidence=evidence, node=m.source, fingerprint=m.fingerprint or computed,
         time=time or file_time(read), time_source="file" if time else "mtime",
-        details={"code": m.code, "name": m.name, "source": m.source, "message": m.message,
-                 "fingerprint_version": m.fingerprint_version, "retryable_written": m.retryable},
+        details=details,
     )
 
 

@@ -110,6 +110,14 @@ def build(root: str, rel: str, read: FileRead, m: StageFailure, full: bool) -> A
         details["confirm_prompt"] = m.confirm_prompt
     if m.stderr_tail:
         details["stderr_tail"] = m.stderr_tail
+    if full and (m.stderr_tail or m.exit_code is not None):
+        from ..classify import second_opinion
+
+        event = {"exit_code": m.exit_code, "stderr_tail": m.stderr_tail or "", "stage": m.stage, "role": m.role,
+                 "agent": m.agent}
+        other = second_opinion(event, failure_type=m.failure_type)
+        if other is not None:
+            details["second_opinion"] = other
     message = m.stderr_tail or m.next_action or ""
     return finding(
         root, rel, read, full, checks.items, format="stage", status="ok", taxonomy="stage", class_=m.failure_type,
