@@ -153,13 +153,48 @@ def section_truth(cfg: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             "accuracy": report, "crafted_worst_cases": crafted_cost, "corpus_rate": time_corpus(entries)}
 
 
+MARK_START, MARK_END = "<!-- generated: truth -->", "<!-- end: truth -->"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The figures as docs/classification.md shows them (between its generated markers)."""
+    out = ["| split | entries | `failure_type` right | route right | no rule matched |", "|---|---|---|---|---|"]
+    for split in ("dev", "holdout", "all"):
+        s = report[split]
+        out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} |")
+    for split in ("holdout", "dev"):
+        out += ["", f"Per class, {split}:", "", "| class | n | recall | precision |", "|---|---|---|---|"]
+        for t, v in report[split]["per_class"].items():
+            cell = lambda x: "—" if x is None else f"{x:.0%}"
+            out.append(f"| `{t}` | {v['n']} | {cell(v['recall'])} | {cell(v['precision'])} |")
+    said = [t for t in TYPES] + ["not_a_failure"]
+    out += ["", "Confusion, holdout (rows: the label; columns: what the console said):", "",
+            "| label | " + " | ".join(f"`{t}`" for t in said) + " |", "|---|" + "---|" * len(said)]
+    for want in TYPES:
+        row = report["holdout"]["confusion"].get(want, {})
+        out.append(f"| `{want}` | " + " | ".join(str(row.get(t, "")) for t in said) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render(text: str, report: dict[str, Any]) -> str:
+    start, end = text.index(MARK_START) + len(MARK_START), text.index(MARK_END)
+    return text[:start] + "\n" + markdown(report) + text[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.truth", description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", choices=("dev", "holdout", "all"), help="list the misses of a split")
     parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    parser.add_argument("--write", metavar="DOC", help="rewrite the figures between DOC's generated markers")
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.dirname(HERE))
     report = evaluate(load())
+    if args.write:
+        with open(args.write, encoding="utf-8") as fh:
+            text = fh.read()
+        with open(args.write, "w", encoding="utf-8") as fh:
+            fh.write(render(text, report))
+        return 0
     if args.json:
         print(json.dumps(report, indent=1))
         return 0

@@ -50,3 +50,17 @@ def test_the_pipeline_recipe_in_decisions_md_accepts_a_real_decision_and_refuses
     assert subprocess.run(["sh", str(script), finding, "bob@example.com"], capture_output=True).returncode != 0
     (kit.root / CONFIRM).write_bytes((kit.root / CONFIRM).read_bytes() + b" ")
     assert subprocess.run(["sh", str(script), finding, "alice@example.com"], capture_output=True).returncode != 0
+
+
+def test_the_figures_in_classification_md_are_the_rules_real_result() -> None:
+    """docs/classification.md's accuracy tables are the classifier's result on the corpus now
+    (python -m bench.truth --write docs/classification.md)."""
+    import sys
+
+    sys.path.insert(0, str(DOCS.parent))
+    from bench import truth
+
+    text = (DOCS / "classification.md").read_text(encoding="utf-8")
+    assert truth.MARK_START in text and truth.MARK_END in text
+    assert truth.render(text, truth.evaluate(truth.load())) == text, \
+        "run: python -m bench.truth --write docs/classification.md"

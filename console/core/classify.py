@@ -72,6 +72,9 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
     r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:command )?not found\b",  # bash, dash, sh ("sh: 1: x: not found")
     r"unknown command:? '?([^\s']{1,120})'?",  # fish
+    # bash and zsh in the locales they ship
+    r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:befehl nicht gefunden|commande introuvable|orden no encontrada|команда не найдена|"
+    r"未找到命令|コマンドが見つかりません|comando não encontrado|comando non trovato|komut bulunamadı|명령을 찾을 수 없습니다)",
     r"'([^'\n]{1,200})' is not recognized as an internal or external command",  # cmd.exe
     r"the term '([^'\n]{1,200})' is not recognized as (?:the )?name of a cmdlet",  # PowerShell
     r"objectnotfound: \(([^:)\n]{1,200}):string\)",

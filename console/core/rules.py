@@ -52,7 +52,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"interrupted by (?:the )?user|process interrupted|^aborted!$|\bcancelling (?:the )?(?:build|job|run)|"
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
      r"\binterrupt(?:ed|ion)?\b(?! signal handler)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|\bctrl[+-]?c\b|keyboard interrupt|"
-     r"⎿\s+interrupted|interrupted · what should"),
+     r"⎿\s+interrupted|interrupted · what should|"
+     r"immediate exit requested|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
@@ -66,7 +67,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"ローカルの変更|コミットするかスタッシュ|ваши локальные изменения|закоммитьте|сделайте коммит|"
      r"confirma tus cambios|tus cambios locales|fa[çc]a commit|suas altera[çc][õo]es locais|"
      r"commit or hide your changes|seraient écrasées|überschrieben werden|"
-     r"not possible to fast-forward|(?:working|work) (?:tree|dir|directory|copy|space) [^\n]{0,30}(?:unstaged|uncommitted|not clean|must be clean|is dirty|dirty|has changes|modified)|\bis dirty\b|\bunmerged\b|must be clean\b|\bnot clean\b|unstaged changes|uncommitted (?:files|work|modifications)|untracked working tree files? would be|(?:cannot|can't|could not) (?:pull|rebase|merge|checkout|switch)[^\n]{0,30}(?:changes|dirty|unstaged)|needs merge\b|you are in the middle of|rebase in progress|merge in progress|have diverged|divergent branches"),
+     r"not possible to fast-forward|(?:working|work) (?:tree|dir|directory|copy|space) [^\n]{0,30}(?:unstaged|uncommitted|not clean|must be clean|is dirty|dirty|has changes|modified)|\bis dirty\b|\bunmerged\b|must be clean\b|\bnot clean\b|unstaged changes|uncommitted (?:files|work|modifications)|untracked working tree files? would be|(?:cannot|can't|could not) (?:pull|rebase|merge|checkout|switch)[^\n]{0,30}(?:changes|dirty|unstaged)|needs merge\b|you are in the middle of|rebase in progress|merge in progress|have diverged|divergent branches|"
+     r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
      r"permission denied \((?:publickey|password|keyboard)|permission denied, please try again|authentication failed for|"
@@ -94,7 +96,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"insufficient_scope|repository not found|correct access rights|\bsaml\b|sso (?:session|token)" + S + r"(?:expired|required)|"
      r"secret (?:key )?(?:is )?(?:invalid|incorrect)|incorrect password|wrong password|login failed|logon failure|"
      r"\b(?:http|status|error|code|response|returned)\W{0,3}(?:code\W{0,3})?(?:401|403)\b|\b(?:401|403) (?:client error|error|unauthori|forbidden|-)|authenticat\w*[^\n]{0,30}(?:fail|error|required|invalid|denied|rejected|problem)|(?:couldn't|could not|cannot|can't|unable to|failed to) authenticat|\bauth(?:entication|orization)? (?:error|failure|failed|required)\b|gated repo|\bis restricted\b|must (?:have access|be authenticated|be logged|log ?in|sign ?in)|please (?:log|sign) ?in|(?:log|sign) ?in (?:required|first|again)|permissiondenied|requires \w+ access|(?:no|without|lack\w*|not have) (?:write|read|execute)? ?permissions? (?:to|in|for|on)|write permissions?|\bis denied\b|running scripts is disabled|unauthorizedaccess|pssecurityexception|access token (?:is )?(?:required|missing|invalid)|\btoken (?:is )?(?:required|missing|revoked|rejected)|(?:install|add|configure|provide|missing|invalid|your|an?) authtoken|(?:insufficient|not enough|no|more) (?:credits|balance|funds)|credits?\b[^\n]{0,30}(?:exhausted|limit|purchase|remaining)|credential\w*[^\n]{0,30}(?:not found|missing|invalid|rejected|revoked|required|not (?:be )?(?:provided|configured))|\brevoked\b|\bunauthori[sz]ed\b|\bforbidden\b|\bnot allowed to (?:access|push|read|write)|access (?:is )?not (?:allowed|granted|permitted)|(?:invalid|bad|wrong|incorrect|expired) (?:api[ _-]?)?(?:key|token|password|credentials?|secret)|api[ _-]?key[^\n]{0,30}(?:not (?:set|found|provided)|required|missing)|"
-     r"(?:insufficient|missing|required|elevated|administrator|admin|root) (?:privileges|permissions|rights|access)|need(?:s)? to be (?:root|administrator|admin)|run (?:it )?(?:as|with) (?:sudo|root|admin)|\bnot permitted to\b|two-factor|\b2fa\b|\bmfa\b"),
+     r"(?:insufficient|missing|required|elevated|administrator|admin|root) (?:privileges|permissions|rights|access)|need(?:s)? to be (?:root|administrator|admin)|run (?:it )?(?:as|with) (?:sudo|root|admin)|\bnot permitted to\b|two-factor|\b2fa\b|\bmfa\b|"
+     r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
      r"\[y/n\]|(?<!terminate batch job )\(y/n\)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
@@ -113,7 +116,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"are you sure you want to continue connecting|host key verification failed|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
      r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|\buntrusted\b|is blocked\. run|not inside a trusted|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
-     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|use --force\b|\(y/n\)|\[y/n\]|\(yn\)|\[yn\]"),
+     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|use --force\b|\(y/n\)|\[y/n\]|\(yn\)|\[yn\]|"
+     r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
@@ -124,7 +128,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a command is missing: classify.missing_command names it and judges it ------------
     ("msg.command_not_found", "", "", 0.0, ""),
     ("msg.permission_word", "permission", "permission", 0.7,
-     r"permission denied|operation not permitted|not permitted\b|\beacces\b|\beperm\b|read-only file system"),
+     r"permission denied|operation not permitted|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
+     r"keine berechtigung|zugriff verweigert|permission non accordée|accès refusé|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
     # --- the local setup -----------------------------------------------------------------
     ("msg.worker_crash", "environment", "tool", 0.8,
      r"worker process (?:has )?(?:exited|quit) (?:before responding|unexpectedly)|a worker process has quit unexpectedly"),
@@ -132,13 +137,16 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"no space left on device|\benospc\b|disk quota exceeded|\[errno 28\]|not enough (?:disk )?space|insufficient (?:disk|storage) space|"
      r"file watchers reached|max_user_watches|inotify" + S + r"(?:limit|watches)|too many open files|\bemfile\b|"
      r"size must be smaller than|(?:exceeds?|over) (?:the )?(?:maximum|max) (?:allowed )?(?:size|length)|path(?:, file name, or both)? (?:is |are )?too long|\bmax_path\b|filename too long|"
-     r"input/output error|\beio\b|\bi/o error\b"),
+     r"input/output error|\beio\b|\bi/o error\b|"
+     r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
      r"out of memory|heap out of memory|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
      r"\benomem\b|^\s*killed\.?\s*$|\bkilled\s+\S*(?:python|node|java|rustc|cc1|ld|gcc|clang)|killed process \d+|"
      r"signal:? 9\b|\bsigkill\b|exit(?:ed)? (?:with )?code:? 137\b|exit status 137\b|code 137\b|out of memory: kill|"
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|vm\.max_map_count|"
-     r"exceeded the memory limit|memory limit[^\n]{0,30}(?:exceeded|reached)|exceeds? (?:the )?memory|cuda out of memory|\bcuda error: out of memory"),
+     r"exceeded the memory limit|memory limit[^\n]{0,30}(?:exceeded|reached)|exceeds? (?:the )?memory|cuda out of memory|\bcuda error: out of memory|"
+     r"\bsignal 4\b|"
+     r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
      r"exceeded the maximum execution time|maximum execution time of|too long with no output|job (?:has )?exceeded|"
      r"(?<!connection )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b" + S + r"\bexceeded\b|failed: timeout >|"
@@ -152,7 +160,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"failed to start " + S + r"(?:service|daemon|container engine)|inactive \(dead\)|code=exited, status=\d|"
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
-     r"error while fetching server api version|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused"),
+     r"error while fetching server api version|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
+     r"can't connect to local|through socket '|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
      r"index\.lock|could not get lock|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
@@ -181,7 +190,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"getting requirements to build wheel did not run successfully|requires a different python|"
      r"the engine \"\w+\" is incompatible|(?:environment variable|env(?:ironment)? var)\S*" + S + r"(?:is )?(?:not set|missing|required|undefined)|"
      r"\b[a-z][a-z0-9_]{2,40}_(?:url|uri|host|path|home|dir|key)\b is not (?:set|defined)|"
-     r"playwright install|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)"),
+     r"playwright install|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
+     r"unknown encoder|(?:encoder|decoder|codec) \S+ not found|no device found|unable to open \S+ device|device not found|\bnot in sync\b|failed to connect to esp|\blibusb\w*|\budev\b|wrong (?:os|abi) version|packages for wrong|must be available in the path|is not in (?:your |the )?path"),
     ("msg.server_status", "remote_unreachable", "tool", 0.85,
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
      r"(?:internal server error|bad gateway|service unavailable|gateway time-?out)" + S + r"\b50[0234]\b|"
@@ -202,7 +212,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not installed|is not installed|gem::missingspecerror|could not find gem|bundler could not find|run `bundle install`|"
      r"npm err! (?:code )?e404|\be404\b|404 not found" + S + r"(?:registry|npm|package|pypi)|"
      r"module (?:was )?(?:compiled against a different node\.js version|did not self-register)|node_module_version|"
-     r"could not find artifact|none of the providers can be installed|no results matching|\bunbound module\b|(?:package|module|library|crate|gem|dependency) \S+ (?:is )?(?:missing|not available)"),
+     r"could not find artifact|none of the providers can be installed|no results matching|\bunbound module\b|(?:package|module|library|crate|gem|dependency) \S+ (?:is )?(?:missing|not available)|"
+     r"\b(?:status code|http|error|code)\W{0,3}404\b|404 client error|\b404 not found\b"),
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
@@ -234,7 +245,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
      r"could not transfer artifact|transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b|"
-     r"failed to dial|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|could not connect to the feed|server unavailable|service (?:is )?(?:temporarily )?unavailable"),
+     r"failed to dial|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|could not connect to the feed|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
     ("msg.config_syntax", "test_failed", "validation", 0.75,
      r"\[emerg\]" + G + r"(?:not allowed|unexpected|invalid|directive is not)|"
@@ -242,7 +254,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error validating (?:\"|data)|validationerror\(|unknown field \"|argument names must not be quoted|"
      r"an argument named \"" + S + r"\" is not expected|unsupported argument|missing required argument|invalid value for|"
      r"json(?:decode)?error|invalid json|unexpected (?:end of|character)|failed to parse|"
-     r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b"),
+     r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
+     r"invalid data found|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
@@ -300,6 +313,11 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"fatal (?:python )?error|traceback \(most recent call last\)|invalid_request_error|request too large|"
      r"model_not_found|the model \S+ does not exist|model not found"),
     # --- what the stage runner's own rules say outright --------------------------------
-    ("msg.no_such_file", "agent_missing", "dependency", 0.6, r"no such file or directory"),
-    ("msg.timeout", "environment", "timeout", 0.6, r"\btimed out\b|\btimeout\b"),
+    ("msg.no_such_file", "agent_missing", "dependency", 0.6,
+     r"no such file or directory|没有那个文件或目录|没有这样的文件或目录|系统找不到指定的文件|datei oder verzeichnis nicht gefunden|"
+     r"aucun fichier ou dossier de ce type|no existe el archivo o el directorio|нет такого файла или каталога|"
+     r"そのようなファイルやディレクトリはありません|arquivo ou diretório inexistente|nessun file o directory"),
+    # a bare time-out, with no job limit named, is mostly a remote end that did not answer
+    ("msg.timeout", "remote_unreachable", "timeout", 0.6,
+     r"\btimed out\b|\btimeout\b|zeitüberschreitung|délai d'attente|tiempo de espera|время ожидания|超时|タイムアウト"),
 )
