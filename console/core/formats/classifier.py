@@ -401,7 +401,8 @@ def _siblings(node_id: Any, parent: str, event: Mapping[str, Any], facts: RunFac
     for h in facts.history:
         if h.node_id and h.node_id != node_id and (h.parent_node_id or plan_parent(h.node_id)) == parent and h.files_touched:
             yield h.node_id, h.files_touched, h.source
-    for e in facts.events:
+    # the latest earlier event first, whatever order the files were listed in
+    for e in sorted(facts.events, key=lambda e: (e.get("time") or "", e.get("rel") or ""), reverse=True):
         other = e.get("node") or {}
         other_id = other.get("id")
         if not other_id or other_id == node_id or not _before(e, event):
