@@ -21,7 +21,7 @@ from .core.findings import Finding
 from .core.formats.classifier import RunFacts, classify_node, history_event, node_event
 from .core.formats.raw import RawEvent
 from .core.index import FindingIndex, default_roots
-from .core.safety import safe
+from .core.safety import safe, safe_json
 from .core.taxonomy import ROUTES
 
 EXIT_NEEDS_HUMAN = 1
@@ -32,18 +32,32 @@ def _roots(roots: tuple[str, ...]) -> list[str]:
     return list(roots) if roots else [str(p) for p in default_roots()]
 
 
-def _index(roots: tuple[str, ...]) -> FindingIndex:
-    """The index over the roots, with decisions judged against the operator's policy when there is one."""
+def _index(roots: tuple[str, ...], *, keep: bool = True) -> FindingIndex:
+    """The index over the roots, with decisions judged against the operator's policy when there is one.
+
+    ``keep=False``: the compact rows only, each full finding read again when it is wanted (``ls``
+    streams them one at a time, so 100,000 findings cost 100,000 rows, not 100,000 findings)."""
     from .core.decisions import settings_judge
 
     chosen = _roots(roots)
-    index = FindingIndex(chosen, keep_findings=True, judge=settings_judge(chosen))
+    index = FindingIndex(chosen, keep_findings=keep, judge=settings_judge(chosen))
     index.scan()
     return index
 
 
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+def _dump(value: Any, *, unmasked: bool = False) -> str:
+    """JSON for stdout: secrets masked (unless the operator asked --unmasked), terminal-acting
+    characters escaped (``safety.safe_json``)."""
+    return safe_json(value, masked=not unmasked, indent=2)
+
+
+def _say(text: Any, *, err: bool = False) -> None:
+    """The one way plain text leaves a command: every line made inert and its secrets masked, as
+    the console's screens do (text from run files reaches it through here, never raw)."""
+    click.echo(safe(text, max_len=1 << 20, keep_newlines=True), err=err)
+
+
+UNMASKED = click.option("--unmasked", is_flag=True, help="Print secrets as the files hold them (masked by default).")
 
 
 def _cell(value: Any, width: int) -> str:
@@ -55,15 +69,18 @@ def _cell(value: Any, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
 
-def _table(findings: Iterable[Finding]) -> str:
-    cols = (("RUN", 30), ("NODE", 18), ("FORMAT", 12), ("CLASS", 21), ("ROUTE", 7), ("RETRY", 5), ("CONF", 5), ("GATE", 10))
-    lines = ["  ".join(name.ljust(width) for name, width in cols) + "  PATH"]
-    for f in findings:
-        values = (f.run, f.node, f.format, f.class_ if f.status == "ok" else f"[{f.status}]", f.route, f.retryable,
-                  f.confidence, f.gate)
-        tail = safe(f.path) + (f"  ({safe(f.error, max_len=120)})" if f.error else "")
-        lines.append("  ".join(_cell(v, w) for v, (_, w) in zip(values, cols)) + "  " + tail)
-    return "\n".join(lines)
+COLUMNS = (("RUN", 30), ("NODE", 18), ("FORMAT", 12), ("CLASS", 21), ("ROUTE", 7), ("RETRY", 5), ("CONF", 5), ("GATE", 10))
+
+
+def _table_head() -> str:
+    return "  ".join(name.ljust(width) for name, width in COLUMNS) + "  PATH"
+
+
+def _table_line(f: Finding) -> str:
+    values = (f.run, f.node, f.format, f.class_ if f.status == "ok" else f"[{f.status}]", f.route, f.retryable,
+              f.confidence, f.gate)
+    tail = safe(f.path) + (f"  ({safe(f.error, max_len=120)})" if f.error else "")
+    return "  ".join(_cell(v, w) for v, (_, w) in zip(values, COLUMNS)) + "  " + tail
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,31 +102,46 @@ def main(ctx: click.Context) -> None:
 @click.option("--route", type=click.Choice(ROUTES), help="Only this route.")
 @click.option("--class", "klass", help="Only this class (in its own taxonomy, e.g. test_failed, F5, escalate).")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded attempts (shown by default with --json).")
+@UNMASKED
 def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str | None, klass: str | None,
-           show_all: bool) -> None:
+           show_all: bool, unmasked: bool = False) -> None:
     """List every finding under the ROOTS (default: ./runs, else the sample runs)."""
-    index = _index(roots)
-    findings = index.findings()
+    index = _index(roots, keep=False)
+    now = None
     if needs_human:  # a gate answered by a decision that verifies waits for nobody
         from datetime import datetime, timezone
 
         from .core.decisions import settles
 
         now = datetime.now(timezone.utc)
-        findings = [f for f in findings if f.gate and not f.superseded_by and not settles(f.decision, now)]
-    if route:
-        findings = [f for f in findings if f.route == route]
-    if klass:
-        findings = [f for f in findings if f.class_ == klass]
-    if as_json:
-        click.echo(_dump([f.to_json() for f in findings]))
+
+    def wanted(row) -> bool:
+        if needs_human and not (row.gate and not row.superseded_by and not settles(row.decision, now)):
+            return False
+        if route and row.route != route:
+            return False
+        if klass and row.class_ != klass:
+            return False
+        return as_json or show_all or not row.superseded_by
+
+    shown = 0
+    if as_json:  # a stream: one finding in memory at a time
+        click.echo("[", nl=False)
+        for row in index.rows():
+            if wanted(row):
+                text = _dump(index.finding(row).to_json(), unmasked=unmasked)
+                click.echo(("," if shown else "") + "\n" + "\n".join("  " + line for line in text.splitlines()), nl=False)
+                shown += 1
+        click.echo("\n]" if shown else "]")
     else:
-        if not show_all:
-            findings = [f for f in findings if not f.superseded_by]
-        click.echo(_table(findings))
+        _say(_table_head())
+        for row in index.rows():
+            if wanted(row):
+                _say(_table_line(index.finding(row)))
+                shown += 1
     for root, problem in index.root_problems.items():
-        click.echo(f"root {safe(root)}: {safe(problem)}", err=True)
-    if needs_human and findings:
+        _say(f"root {root}: {problem}", err=True)
+    if needs_human and shown:
         sys.exit(EXIT_NEEDS_HUMAN)
 
 
@@ -117,24 +149,28 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
 @click.argument("ref")
 @click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the finding as JSON.")
-def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool) -> None:
+@UNMASKED
+def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool, unmasked: bool = False) -> None:
     """Show one finding in full. REF is its id or its file path."""
     index, finding = _find(ref, roots)
     if finding is None:
-        click.echo(f"triage: no finding {safe(ref)!s} under {', '.join(safe(r) for r in index.roots)}", err=True)
+        _say(f"triage: no finding {ref} under {', '.join(index.roots)}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     counts = index.seen(finding.fingerprint)
     if as_json:
         data = finding.to_json()
         data["fingerprint_seen"] = {"times": counts[0], "runs": counts[1]}
-        click.echo(_dump(data))
+        click.echo(_dump(data, unmasked=unmasked))
         return
-    click.echo(render_text(finding, counts))
+    _say(render_text(finding, counts))
 
 
 def _guess_root(path: Path) -> Path:
-    """For a file path given alone: the directory above its run directory (a parent of 'nodes/' etc.)."""
-    path = path.resolve()
+    """For a file path given alone: the directory above its run directory (a parent of 'nodes/' etc.).
+
+    From the path as given, never resolved: a symlinked run directory must not make the root the
+    place it points to (a decision, its lock and an audit log would be written there)."""
+    path = path.absolute()
     parents = list(path.parents)
     for i, parent in enumerate(parents):
         if parent.name in ("nodes", "reports", "events", "runtime", "classifier") and i + 2 < len(parents):
@@ -207,12 +243,17 @@ def _classify_one(obj: Any) -> dict[str, Any]:
 @click.argument("source", default="-", type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--jsonl", is_flag=True, help="Read one event per line, write one result per line.")
-def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
+@UNMASKED
+def classify_cmd(source: str, as_json: bool, jsonl: bool, unmasked: bool = False) -> None:
     """Classify raw failure events (exit_code, stderr_tail; optional stage, role, agent, tool, kind, code)."""
+    cap = reading.DEFAULT_MAX_BYTES * 64
     try:
-        raw = sys.stdin.buffer.read(reading.DEFAULT_MAX_BYTES * 64 + 1) if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        click.echo(f"triage: cannot read {safe(source)}: {exc.strerror or exc}", err=True)
+        raw = sys.stdin.buffer.read(cap + 1) if source == "-" else reading.read_named(source, max_bytes=cap)
+    except (OSError, reading.UnsafePath, ValueError) as exc:
+        _say(f"triage: cannot read {source}: {getattr(exc, 'strerror', None) or exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if len(raw) > cap:
+        _say(f"triage: the input is more than {cap >> 20} MiB: not read", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if jsonl:
         failed = 0
@@ -224,9 +265,9 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
             except ValueError as exc:
                 failed += 1
                 result = {"line": number, "error": str(exc)}
-            click.echo(json.dumps(result, ensure_ascii=False))
+            click.echo(safe_json(result, masked=not unmasked))
         if failed:
-            click.echo(f"triage: {failed} line(s) could not be classified", err=True)
+            _say(f"triage: {failed} line(s) could not be classified", err=True)
             sys.exit(EXIT_BAD_INPUT)
         return
     status, value, error, _notes = reading.parse_json_bytes(raw)
@@ -235,26 +276,26 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool) -> None:
             raise ValueError(error or status)
         result = _classify_one(value)
     except ValueError as exc:
-        click.echo(f"triage: cannot classify {safe(source)}: {safe(exc)}", err=True)
+        _say(f"triage: cannot classify {source}: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if as_json:
-        click.echo(_dump(result))
+        click.echo(_dump(result, unmasked=unmasked))
         return
     runtime = result["runtime"]
-    click.echo(f"failure_type {result['failure_type']}   route {result['route']}   "
-               f"retryable {str(result['retryable']).lower()}   confidence {result['confidence']}")
-    click.echo(f"runtime kind {runtime['kind']}   retryable {str(runtime['retryable']).lower()} (the runtime's own default)")
+    out = [f"failure_type {result['failure_type']}   route {result['route']}   "
+           f"retryable {str(result['retryable']).lower()}   confidence {result['confidence']}",
+           f"runtime kind {runtime['kind']}   retryable {str(runtime['retryable']).lower()} (the runtime's own default)"]
     if result["rule"] == "default":
-        click.echo("rule default: no rule matched; the type is a guess at low confidence, for a person to judge")
+        out.append("rule default: no rule matched; the type is a guess at low confidence, for a person to judge")
     else:
-        click.echo(f"rule {result['rule']}: {safe(result['matched'])}")
-    click.echo(f"next action: {safe(result['next_action'])}")
-    for line in result["evidence"]:
-        click.echo(f"  - {safe(line)}")
+        out.append(f"rule {result['rule']}: {safe(result['matched'])}")
+    out.append(f"next action: {safe(result['next_action'])}")
+    out.extend(f"  - {safe(line)}" for line in result["evidence"])
     if "classifier" in result:
         c = result["classifier"]
-        click.echo(f"failure-classifier: {c['class']} ({c['rule']}, confidence {c['confidence']}) -> {c['recommended_action']}")
-    click.echo(f"fingerprint {result['fingerprint']}")
+        out.append(f"failure-classifier: {c['class']} ({c['rule']}, confidence {c['confidence']}) -> {c['recommended_action']}")
+    out.append(f"fingerprint {result['fingerprint']}")
+    _say("\n".join(out))
 
 
 def _signer_keys(policy: Any, operator: str | None) -> list[str]:
@@ -308,14 +349,16 @@ def console_signing(roots: list[str], config_file: str | None = None, policy_fil
 @click.argument("roots", nargs=-1, type=click.Path())
 @click.option("--jsonl", is_flag=True, help="Headless: print one JSON object per change.")
 @click.option("--poll", type=float, default=None, metavar="SECONDS", help="Poll instead of inotify (shared storage).")
+@UNMASKED
 @_decision_options
 def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None = None, key: str | None = None,
-          operator: str | None = None, policy_file: str | None = None, config_file: str | None = None) -> None:
+          operator: str | None = None, policy_file: str | None = None, config_file: str | None = None,
+          unmasked: bool = False) -> None:
     """Open the live console on the ROOTS (or follow them headless with --jsonl)."""
     if jsonl:
         from .monitor import run_jsonl
 
-        sys.exit(run_jsonl(_roots(roots), poll=poll))
+        sys.exit(run_jsonl(_roots(roots), poll=poll, masked=not unmasked))
     from .app import run_app
 
     how, problem = console_signing(_roots(roots), config_file, policy_file, operator, key)
@@ -334,7 +377,6 @@ def demo_cmd(interval: float) -> None:
     import dataclasses
 
     from .core.config import RootSettings, Settings
-    from .core.index import sample_runs_dir
     from .core.signing import SigningError
     from .demo import demo_identity
 
@@ -345,9 +387,9 @@ def demo_cmd(interval: float) -> None:
     except SigningError as exc:  # no ssh-keygen: the demo still shows everything but signing
         how, problem = None, f"decisions cannot be signed here: {exc}"
     if how is not None:
-        # Interrupted roles resume through the shipped stage runner (the shipped copy, outside the
-        # scratch root the simulated agents write into).
-        runner = sample_runs_dir() / ".tools" / "stage_runner.py"
+        # Interrupted roles resume through the shipped stage runner: the package's own file, never
+        # one inside a root the (simulated) agents write into.
+        runner = Path(__file__).resolve().parent / "stage_runner.py"
         command = (sys.executable, str(runner), "--resume", "{run_dir}", "--from", "{role}")
         how = dataclasses.replace(how, settings=Settings(roots=(RootSettings(path=str(root), resume_command=command),)))
     simulator = Simulator(root, interval=interval)
@@ -368,7 +410,7 @@ EXIT_CANNOT_WRITE = 4
 def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **extra: Any) -> None:
     if as_json:
         click.echo(_dump({"error": message, **extra}))
-    click.echo(f"triage: {safe(message, max_len=600)}", err=True)
+    _say(f"triage: {safe(message, max_len=600)}", err=True)
     sys.exit(code)
 
 
@@ -379,7 +421,7 @@ def _find(ref: str, roots: tuple[str, ...]) -> tuple[FindingIndex, Finding | Non
     if not search and path.exists() and path.is_file():
         search = [str(_guess_root(path))]
     index = _index(tuple(search))
-    key = str(path.resolve()) if path.exists() else ref
+    key = str(path.absolute()) if path.exists() else ref
     return index, index.get(key) or index.get(ref)
 
 
@@ -434,12 +476,11 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     if as_json:
         click.echo(_dump(done.to_json()))
         return
-    click.echo(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator}")
-    click.echo(f"decision  {done.decision_path}")
-    click.echo(f"signature {done.signature_path}")
-    click.echo(f"finding sha256 {done.finding_sha256}   expires {done.payload['expires_at']}")
+    _say(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator}\n"
+         f"decision  {done.decision_path}\nsignature {done.signature_path}\n"
+         f"finding sha256 {done.finding_sha256}   expires {done.payload['expires_at']}")
     if done.superseded:
-        click.echo(f"the decision it replaces is kept as {done.superseded}")
+        _say(f"the decision it replaces is kept as {done.superseded}")
 
 
 @main.command("resume")
@@ -492,7 +533,7 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         if as_json:
             click.echo(_dump({"decision_id": payload["decision_id"], "decision_path": decision_path, "exit_code": None,
                               "note": message}))
-        click.echo(f"triage: {message}", err=True)
+        _say(f"triage: {message}", err=True)
         return
     out = sys.stderr if as_json else sys.stdout
 
@@ -504,7 +545,7 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         job.start()
     except resume.ResumeError as exc:
         _fail(str(exc), exc.code, as_json=as_json)
-    click.echo(f"triage: resuming {finding.run} / {finding.node or '-'}: {' '.join(job.argv)}", err=True)
+    _say(f"triage: resuming {finding.run} / {finding.node or '-'}: {' '.join(job.argv)}", err=True)
     for sig in (signals.SIGINT, signals.SIGTERM):  # cancel the command (terminate, then kill), record it, exit
         signals.signal(sig, lambda *_: job.cancel())
     result = job.wait()
@@ -518,7 +559,10 @@ def _decision_root(path: Path) -> tuple[str, str]:
     """(root, decision path relative to it) for a decision file, from the finding path it names."""
     from .core import decisions
 
-    raw = path.read_bytes()[: decisions.MAX_DECISION_BYTES + 1] if not path.is_symlink() else b""
+    try:
+        raw = reading.read_named(path, max_bytes=decisions.MAX_DECISION_BYTES, follow=False)
+    except (OSError, reading.UnsafePath, ValueError):
+        raw = b""  # verify_decision reads it again beneath its root and says why it cannot
     status, data, _err, _notes = reading.parse_json_bytes(raw)
     finding = data.get("finding_path") if status == "ok" and isinstance(data, dict) else None
     if isinstance(finding, str) and finding and not finding.startswith("/") and ".." not in finding.split("/"):
@@ -574,9 +618,9 @@ def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers:
             line = f"{v.state:<10} {safe(p)}"
             if who:
                 line += f"  ({safe(who.get('gate'))}: {safe(who.get('choice'))} by {safe(who.get('operator'))}, {safe(who.get('issued_at'))})"
-            click.echo(line)
+            _say(line)
             for reason in v.reasons:
-                click.echo(f"           {safe(reason, max_len=400)}")
+                _say(f"           {safe(reason, max_len=400)}")
     sys.exit(0 if all(v.state == "valid" for _p, v in out) else 1)
 
 
@@ -613,42 +657,32 @@ def audit_group() -> None:
 
 @audit_group.command("verify")
 @click.argument("roots", nargs=-1, type=click.Path())
+@click.option("--policy", "policy_file", type=click.Path(), help="Policy file (its allowed_signers checks the decisions).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
 @click.option("--json", "as_json", is_flag=True, help="Print one report per root as JSON.")
-def audit_verify_cmd(roots: tuple[str, ...], as_json: bool) -> None:
-    """Check each root's audit log: no edited, torn, reordered or missing lines; every decision logged.
+def audit_verify_cmd(roots: tuple[str, ...], policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Check each root's audit log: no edited, torn, reordered or missing lines; every decision logged
+    as it was signed, after the head it was signed after; the operator's own anchor held.
 
     Exit 0 when every log verifies, 1 otherwise.
     """
-    import hashlib
     import os
 
-    from .core import audit, decisions
+    from .core import audit_verify
 
-    reports = []
-    for root in _roots(roots):
-        root = os.path.abspath(root)
-        report = audit.verify(root)
-        logged = set(report.decisions)
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            for name in filenames:
-                if decisions.is_decision_name(name) and not name.endswith(".sig"):
-                    full = os.path.join(dirpath, name)
-                    try:
-                        digest = hashlib.sha256(decisions.read_safely(root, os.path.relpath(full, root))).hexdigest()
-                    except (OSError, ValueError, reading.UnsafePath) as exc:
-                        report.problems.append(f"cannot read {os.path.relpath(full, root)}: {exc}")
-                        continue
-                    if digest not in logged:
-                        report.problems.append(f"{os.path.relpath(full, root)} is not in the audit log")
-        reports.append(report)
+    chosen = [os.path.abspath(r) for r in _roots(roots)]
+    _settings, policy = _load_config(config_file, policy_file, chosen, as_json)
+    reports = [audit_verify.check_root(root, policy) for root in chosen]
     if as_json:
-        click.echo(_dump([{"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems} for r in reports]))
+        click.echo(_dump([{"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems, "notes": r.notes}
+                          for r in reports]))
     else:
         for r in reports:
-            click.echo(f"{'ok' if r.ok else 'FAILED':<7}{safe(r.root)}: {r.entries} entries")
+            _say(f"{'ok' if r.ok else 'FAILED':<7}{r.root}: {r.entries} entries")
             for problem in r.problems:
-                click.echo(f"       {safe(problem, max_len=400)}")
+                _say(f"       {safe(problem, max_len=400)}")
+            for note in r.notes:
+                _say(f"       note: {safe(note, max_len=400)}")
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 

@@ -58,6 +58,7 @@ from .core.tracked import enters, tracked
 DEBOUNCE_MS = 40  # longest a burst is gathered before the index sees it
 STEP_MS = 5  # quiet time that ends a batch early
 RECONCILE_S = 60.0  # inotify mode: listing comparison this often (cheap, but not free at 100k files)
+ROOT_CHECK_S = 1.0  # with a root missing: how often its return is looked for (a stat per root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -934,7 +935,7 @@ class RunMonitor:
                 wait = max(self.reconcile_interval, cost / POLL_DUTY - cost)
                 if self.poll:
                     self._set_status("polling", f"polling every {self.poll:g} s", missing)
-            while self._pause(wait):
+            while self._pause(wait, roots=not self.poll):
                 started = time.thread_time()
                 child_cpu = 0.0
                 if lister is not None:
@@ -1054,9 +1055,18 @@ class RunMonitor:
         _change, missing = reconcile(self.index, applied, guard=self._applying, emit=self._emit)
         return missing
 
-    def _pause(self, seconds: float) -> bool:
-        """Wait until the next poll is due (sooner if woken); False once stopped."""
-        self._wake.wait(seconds)
+    def _pause(self, seconds: float, roots: bool = False) -> bool:
+        """Wait until the next poll is due (sooner if woken); False once stopped. ``roots``: also
+        end the wait as soon as a missing root appears or a present one goes (a stat of each root
+        every ``ROOT_CHECK_S``), so watching resumes at once, not a reconcile interval later."""
+        if not roots:
+            self._wake.wait(seconds)
+        else:
+            deadline = time.monotonic() + seconds
+            missing = set(self.status.missing_roots)
+            while not self._wake.wait(min(ROOT_CHECK_S, max(0.0, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline or any(os.path.isdir(r) == (r in missing) for r in self.index.roots):
+                    break
         self._wake.clear()
         return not self._stop.is_set()
 
@@ -1078,6 +1088,7 @@ class RunMonitor:
 
     def _watch_loop(self, watcher, missing: list[str]) -> None:
         last_reconcile = time.monotonic()
+        identity = {r: _identity(r) for r in self.index.roots}  # a root removed and made again is another directory
         with watcher:
             while not self._stop.is_set():
                 try:
@@ -1087,12 +1098,17 @@ class RunMonitor:
                     break
                 if raw == "stop":
                     return
+                root_event = False
                 if isinstance(raw, set) and raw:
                     # A new directory's path is in the batch: apply() lists it, which catches files
                     # written before its watch existed, so no full reconciliation is needed for that.
                     self._emit(self.index.apply({path for path in raw if _wanted(path)}))
+                    # A root's own path in a batch: it was removed (and may be back already, even
+                    # with its old inode number): its watch is dead either way.
+                    root_event = not raw.isdisjoint(self.index.roots)
                 now = time.monotonic()
-                roots_changed = any(os.path.isdir(r) == (r in missing) for r in self.index.roots)
+                roots_changed = root_event or any(os.path.isdir(r) == (r in missing) or _identity(r) != identity[r]
+                                                  for r in self.index.roots)
                 if roots_changed or now - last_reconcile >= self.reconcile_interval:
                     # Catch what events missed (queue overflow); a vanished root needs saying.
                     # In this process, not the listing child: the child reports what changed since
@@ -1111,6 +1127,14 @@ class RunMonitor:
                 change, _ = reconcile(self.index)
                 self._emit(change)
                 self._watch_loop(watcher, missing)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def inotify_limit() -> int | None:
@@ -1166,14 +1190,18 @@ def _wanted(path: str) -> bool:
 
 # --- triage watch --jsonl -------------------------------------------------------------
 
-def run_jsonl(roots: list[str], *, poll: float | None = None, out=None) -> int:
-    """Print every finding, then ``ready``, then one line per change until SIGINT/SIGTERM. Returns 0."""
+def run_jsonl(roots: list[str], *, poll: float | None = None, out=None, masked: bool = True) -> int:
+    """Print every finding, then ``ready``, then one line per change until SIGINT/SIGTERM. Returns 0.
+
+    Each line is ``safety.safe_json``: secrets masked unless ``masked=False`` (``--unmasked``)."""
+    from .core.safety import safe_json
+
     out = out or sys.stdout
     lock = threading.Lock()
     done = threading.Event()
 
     def emit(obj: dict) -> None:
-        line = json.dumps(obj, ensure_ascii=False)
+        line = safe_json(obj, masked=masked)
         with lock:
             try:
                 out.write(line + "\n")

@@ -31,3 +31,9 @@ if os.environ.get("TRIAGE_TEST_LISTING"):
 def pytest_report_header(config):
     mode = os.environ.get("TRIAGE_TEST_LISTING")
     return f"directory listings: {mode} (TRIAGE_TEST_LISTING)" if mode else None
+
+
+@pytest.fixture(autouse=True)
+def _operator_state_dir(tmp_path_factory, monkeypatch):
+    """Each test's operator state (the audit anchors) in its own directory, never the real user's."""
+    monkeypatch.setenv("TRIAGE_STATE_DIR", str(tmp_path_factory.mktemp("operator-state")))

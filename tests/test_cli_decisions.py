@@ -111,9 +111,17 @@ def test_audit_verify_catches_edits_removals_and_torn_lines(kit):
     _log(kit).write_bytes(original[:-20])
     torn = triage(kit, "audit", "verify", str(kit.root))
     assert torn.returncode == 1 and "torn" in torn.stdout
-    refused = triage(kit, "decide", str(kit.root / HOLD), "--choice", "keep_holding", "--comment", "x",
+    # A torn tail blocks nothing: the next decision sets it aside (kept) and the log goes on.
+    went_on = triage(kit, "decide", str(kit.root / HOLD), "--choice", "keep_holding", "--comment", "x",
                      "--operator", "lead@example.com", "--key", str(kit.key("lead")))
-    assert refused.returncode == 4 and "torn" in refused.stderr
+    assert went_on.returncode == 0, went_on.stderr
+    kept = sorted((kit.root / ".triage").glob("audit.set-aside.*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == original[len(b"".join(lines[:2])):-20]
+    after = triage(kit, "audit", "verify", str(kit.root))
+    # ...and what it cost is said: the set-aside, the decision whose entry was torn, and the
+    # operator's anchor (entry 3 as appended from here) no longer in the log.
+    assert after.returncode == 1 and "set aside" in after.stdout and "is not in the audit log" in after.stdout
+    assert "no longer holds entry 3" in after.stdout
 
 
 def test_ls_needs_human_drops_a_gate_once_a_verified_decision_answers_it(kit):

@@ -43,13 +43,13 @@ def test_the_pipeline_recipe_in_decisions_md_accepts_a_real_decision_and_refuses
     script.write_text(recipe.replace("/etc/triage/allowed_signers", str(kit.allowed)))
     decisions.decide(str(kit.root), kit.finding(CONFIRM), choice="approve", operator="alice@example.com",
                      signer=signing.resolve(str(kit.key("alice"))), policy=kit.policy())
-    finding = str(kit.root / CONFIRM)
-    ok = subprocess.run(["sh", str(script), finding, "alice@example.com"], capture_output=True, text=True)
+    args = ["sh", str(script), str(kit.root), CONFIRM, "confirm"]
+    ok = subprocess.run([*args, "alice@example.com", "bob@example.com"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip().splitlines()[-1] == "confirm approve"
-    assert subprocess.run(["sh", str(script), finding, "bob@example.com"], capture_output=True).returncode != 0
+    assert subprocess.run([*args, "bob@example.com"], capture_output=True).returncode != 0  # alice may not sign
     (kit.root / CONFIRM).write_bytes((kit.root / CONFIRM).read_bytes() + b" ")
-    assert subprocess.run(["sh", str(script), finding, "alice@example.com"], capture_output=True).returncode != 0
+    assert subprocess.run([*args, "alice@example.com"], capture_output=True).returncode != 0  # stale
 
 
 def test_the_figures_in_classification_md_are_the_rules_real_result() -> None:

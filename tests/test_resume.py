@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import console
 from console.core import audit, decisions, signing
 from console.core.config import RootSettings
 from console.core.index import sample_runs_dir
@@ -20,7 +21,7 @@ from decision_kit import RESUME, make_kit
 
 pytestmark = pytest.mark.skipif(signing.shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed")
 
-RUNNER = sample_runs_dir() / ".tools" / "stage_runner.py"
+RUNNER = Path(console.__file__).resolve().parent / "stage_runner.py"
 RUN = RESUME.split("/", 1)[0]
 
 

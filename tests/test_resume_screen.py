@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import sys
 from datetime import datetime, timezone
 
 import pytest
 
+import console
 from console.app import TriageApp
 from console.core import signing
 from console.core.index import sample_runs_dir
@@ -22,7 +24,7 @@ from test_decision_screen import until
 
 pytestmark = pytest.mark.skipif(signing.shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed")
 
-RUNNER = sample_runs_dir() / ".tools" / "stage_runner.py"
+RUNNER = Path(console.__file__).resolve().parent / "stage_runner.py"
 RUN = RESUME.split("/", 1)[0]
 
 

@@ -27,6 +27,7 @@ from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .formats import runtime as runtime_format, stage as stage_format
 from .literals import Prefilter, lower_pattern
 from .rules import RULES
+from .safety import mask_secrets
 
 RULESET_VERSION = "2026.12.1"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
@@ -217,6 +218,8 @@ EXIT_RULES: dict[int, tuple[str, str, str]] = {
 def prepare(message: str) -> str:
     """What the rules read: no terminal escapes, the last MAX_LINES lines, each line bounded."""
     text = message[-MAX_MESSAGE:]
+    if "PRIVATE KEY" in text:  # its body lines must not become evidence one by one
+        text = mask_secrets(text)
     if "\x1b" in text or "^[[" in text:
         text = _ANSI.sub("", text)
     lines = text.splitlines()[-MAX_LINES:]

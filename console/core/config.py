@@ -122,10 +122,67 @@ def _inside(path: str, roots: Iterable[str | os.PathLike[str]]) -> str | None:
     return None
 
 
-def _read_toml(path: str, what: str, roots: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+def refuse_writable(path: str, what: str) -> None:
+    """A trusted file anyone on the machine may rewrite is not trusted: ConfigError."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing: the caller says so in its own words
+    if mode & 0o002:
+        raise ConfigError(f"{what} {path} is world-writable: anyone on this machine could rewrite it, so it is not used "
+                          f"(chmod o-w {path})")
+
+
+def refuse_inside(path: str, what: str, roots: Iterable[str | os.PathLike[str]]) -> None:
     root = _inside(path, roots)
     if root is not None:
-        raise ConfigError(f"{what} {path} is inside the run root {root}: agents write there, so it is not read")
+        raise ConfigError(f"{what} {path} is inside the run root {root}: agents write there, so it is not used")
+
+
+def command_problem(command: Iterable[str], cwd: str | None, roots: Iterable[str | os.PathLike[str]],
+                    environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a resume command would run code an agent can write, or None.
+
+    Its program (found on PATH as the command would find it), every argument that names a path
+    (placeholders aside: they are data), and its working directory must lie outside every root;
+    ``{run_dir}`` and ``{decision_path}`` may be passed, but not built on (``{run_dir}/x.sh``)."""
+    import shutil
+
+    roots = [os.fspath(r) for r in roots]
+    command = list(command)
+    env_path = (environ if environ is not None else os.environ).get("PATH")
+    if not command:
+        return None
+    program = command[0]
+    if "{" in program:
+        return f"its program {program!r} is built from a placeholder: it would run a file from the run"
+    found = program if os.sep in program else shutil.which(program, path=env_path)
+    if found is not None:
+        found = os.path.join(cwd, found) if cwd and not os.path.isabs(found) else found
+        root = _inside(os.path.abspath(found), roots)
+        if root is not None:
+            return f"its program {found} is inside the run root {root}: agents write there"
+    for arg in command[1:]:
+        if re.search(r"\{(?:run_dir|decision_path)\}[/\\]", arg):
+            return f"argument {arg!r} names a file inside the run: agents write there"
+        if "{" in arg:
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if os.sep in value or os.path.exists(os.path.join(cwd or "", value)):
+            candidate = value if os.path.isabs(value) else os.path.join(cwd or os.getcwd(), value)
+            root = _inside(os.path.abspath(candidate), roots)
+            if root is not None:
+                return f"argument {arg!r} is a path inside the run root {root}: agents write there"
+    if cwd:
+        root = _inside(cwd, roots)
+        if root is not None:
+            return f"its working directory {cwd} is inside the run root {root}: agents write there"
+    return None
+
+
+def _read_toml(path: str, what: str, roots: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+    refuse_inside(path, what, roots)
+    refuse_writable(path, what)
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
@@ -168,12 +225,22 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, roots: Iterable
         raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)}")
     key = _str(data, "signing_key", where)
     policy = _str(data, "policy", where)
+    root_list = tuple(_root_settings(r, base, where) for r in _list(data.get("roots", []), "roots", where))
+    every_root = [*roots, *(r.path for r in root_list)]
+    signing_key = _expand(key, base) if key else None
+    if signing_key:
+        refuse_inside(signing_key, f"{where}: signing_key", every_root)
+    for r in root_list:
+        if r.resume_command:
+            why = command_problem(r.resume_command, r.cwd, every_root, environ)
+            if why:
+                raise ConfigError(f"{where}: resume_command of {r.path}: {why}; it is not used")
     return Settings(
         source=chosen,
         operator=_str(data, "operator", where),
-        signing_key=_expand(key, base) if key else None,
+        signing_key=signing_key,
         policy=_expand(policy, base) if policy else None,
-        roots=tuple(_root_settings(r, base, where) for r in _list(data.get("roots", []), "roots", where)),
+        roots=root_list,
     )
 
 
@@ -234,6 +301,7 @@ def load_policy(path: str | os.PathLike[str] | None, *, roots: Iterable[str | os
         signers = _expand(signers, Path(path).parent)
         if _inside(signers, roots):
             raise ConfigError(f"{where}: allowed_signers {signers} is inside a run root: agents write there")
+        refuse_writable(signers, f"{where}: allowed_signers")
     try:
         lifetime = parse_duration(data.get("decision_lifetime", DEFAULT_LIFETIME_S))
     except ValueError as exc:

@@ -73,9 +73,15 @@ State = Literal["valid", "unverified", "stale", "expired", "spent", "invalid"]
 
 
 class DecisionError(Exception):
-    """A decision that cannot be made. ``code`` is the CLI exit code (2: usage or policy)."""
+    """A decision that cannot be made. ``code`` is the CLI exit code (2: usage or policy; 4: it
+    could not be signed so that it verifies)."""
 
     code = 2
+
+    def __init__(self, message: str = "", *, code: int | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
 
 
 class AlreadyDecided(DecisionError):
@@ -117,6 +123,7 @@ class Payload(BaseModel):
     request_id: str | None = None
     nonce: str | None = None
     supersedes: str | None = None
+    audit_prev: str | None = None  # the root's audit-log head when it was signed (audit_verify.py)
 
 
 def _field_name(key: str) -> str:
@@ -336,6 +343,9 @@ def verify_decision(root: str, decision_rel: str, policy: Policy, *, finding: Fi
         why = own_gate(p.operator, facts)
         if why:
             reasons.append(why)
+        expected = gate_of(facts, p.choice) if facts.sha256 == p.finding_sha256 else None
+        if expected is not None and expected != p.gate:
+            reasons.append(f"it answers a {p.gate} gate, but the finding waits on a {expected} gate")
     if reasons:
         return bad(*reasons, payload=payload)
     if facts is None or facts.sha256 is None:
@@ -386,7 +396,8 @@ class Decided:
 
 def build_payload(finding: Any, *, gate: str, choice: str, operator: str, lifetime_s: int, comment: str | None = None,
                   remedy: str | None = None, answer: str | None = None, key_fingerprint: str | None = None,
-                  supersedes: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+                  supersedes: str | None = None, now: datetime | None = None,
+                  audit_prev: str | None = None) -> dict[str, Any]:
     now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
     details = getattr(finding, "details", None) or {}
     nonce = details.get("nonce") if isinstance(details.get("nonce"), str) else None
@@ -411,6 +422,7 @@ def build_payload(finding: Any, *, gate: str, choice: str, operator: str, lifeti
         "request_id": finding.request_id,
         "nonce": nonce,
         "supersedes": supersedes,
+        "audit_prev": audit_prev,
     }
     return payload
 
@@ -429,6 +441,10 @@ def preflight(finding: Any, *, choice: str, operator: str | None, policy: Policy
         raise DecisionError("no operator: set operator in the settings or pass --operator")
     if not policy.source:
         raise DecisionError("no policy: nobody may sign (set policy in the settings, $TRIAGE_POLICY or --policy)")
+    if policy.allowed_signers is None or not os.path.isfile(policy.allowed_signers):
+        where = f" ({policy.allowed_signers} is missing)" if policy.allowed_signers else ""
+        raise DecisionError(f"the policy names no allowed_signers file{where}: a decision signed now could not be "
+                            "verified by anyone, so none is signed")
     if not policy.allows(gate, operator):
         allowed = ", ".join(policy.signers(gate)) or "nobody"
         raise DecisionError(f"the policy does not let {operator} sign {gate} gates (allowed: {allowed})")
@@ -491,7 +507,8 @@ def prepare(root: str, finding: Any, *, choice: str, operator: str | None, polic
         supersedes = None
     payload = build_payload(finding, gate=gate, choice=choice, operator=operator, lifetime_s=policy.lifetime_s,
                             comment=comment, remedy=remedy, answer=answer, supersedes=supersedes,
-                            key_fingerprint=signing.fingerprint(signer.public_key) if signer else None, now=now)
+                            key_fingerprint=signing.fingerprint(signer.public_key) if signer else None, now=now,
+                            audit_prev=audit.head(root)[1])
     return Prepared(root, finding, payload, encode(payload), supersedes)
 
 
@@ -523,6 +540,11 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
     if hashlib.sha256(current_bytes).hexdigest() != sha:
         raise DecisionError(f"{finding.path} changed since it was reviewed: look at it again before deciding")
     sig = signing.sign(data, signer)
+    if policy.allowed_signers is not None:  # a decision nobody could verify is not published
+        ok, words = signing.verify(data, sig, allowed_signers=policy.allowed_signers, principal=operator)
+        if not ok:
+            raise DecisionError(f"the signing key is not one allowed_signers lists for {operator}, so the decision "
+                                f"would not verify ({words}): nothing published", code=4)
 
     dir_rel, _, name = decision_rel.rpartition("/")
     stem = name[: -len(".decision.json")]

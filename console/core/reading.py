@@ -212,6 +212,40 @@ def read_fd(fd: int, *, max_bytes: int = DEFAULT_MAX_BYTES,
     return data, st, False
 
 
+def read_named(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES, follow: bool = True) -> bytes:
+    """The bytes of a file the operator named on a command line, bounded: never waits on a FIFO,
+    never reads a directory, device or socket (UnsafePath says which it is), never reads more than
+    ``max_bytes`` (ValueError: too big; a sparse 3 GiB file costs nothing). ``follow=False``
+    refuses a symlink as the last component too."""
+    flags = _FILE_FLAGS if not follow else _FILE_FLAGS & ~os.O_NOFOLLOW
+    shown = os.fsdecode(path)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise UnsafePath(f"not a regular file (directory): {_q(shown)}") from None
+    except OSError as exc:
+        try:
+            st = os.stat(path, follow_symlinks=follow)
+        except OSError:
+            raise exc from None
+        kind = _kind(st.st_mode)
+        raise UnsafePath(f"not a regular file ({kind}): {_q(shown)}" if kind != "regular file" else str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"not a regular file ({_kind(st.st_mode)}): {_q(shown)}")
+        if st.st_size > max_bytes:
+            raise ValueError(f"{_q(shown)} is {st.st_size} bytes, more than the {_limit(max_bytes)} read")
+        data, _st, over = read_fd(fd, max_bytes=max_bytes, st=st)
+        if over:
+            raise ValueError(f"{_q(shown)} is more than the {_limit(max_bytes)} read")
+        return data
+    finally:
+        os.close(fd)
+
+
 # --------------------------------------------------------------------------- decoding
 
 _BOM16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)

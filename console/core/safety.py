@@ -27,9 +27,11 @@ Standard library only (part of the pure core: no textual, no rich).
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
-__all__ = ["visible", "mask_secrets", "safe", "CUT_MARKER"]
+__all__ = ["visible", "mask_secrets", "safe", "safe_json", "CUT_MARKER"]
 
 CUT_MARKER = "… [cut: {n} more characters]"
 
@@ -248,6 +250,15 @@ _NOT_A_SECRET = re.compile(
     re.I | re.A,
 )
 
+# mysql -pSECRET (the password glued to -p, as the MySQL and MariaDB clients take it)
+_MYSQL_P_RE = re.compile(
+    r"(\b(?:mysql|mariadb)[a-z]*(?:\.exe)?\b[^\n]{0,300}?[ \t]-p)(?!assword\b)"
+    r"(?P<val>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)",
+    re.A,
+)
+# sshpass -p SECRET
+_SSHPASS_RE = re.compile(r"(\bsshpass\b[^\n]{0,100}?[ \t]-p[ \t]*)(?P<val>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", re.A)
+
 # Lower-cased words without which no keyword-based pattern can match.
 _KEYWORD_NEEDLES = ("pass", "secret", "token", "key", "bearer", "authorization")
 
@@ -287,6 +298,12 @@ def _mask_value(m: re.Match[str]) -> str:
         return m.group(0)
     keep = m.group(0)[: m.start("val") - m.start()]
     return f"{keep}{quote}{_MASK}[masked {_label_for_key(m.group('kw'))}]{quote}"
+
+
+def _mask_flag(m: re.Match[str]) -> str:
+    if _MASK in m.group("val") or _NOT_A_SECRET.fullmatch(m.group("val")):
+        return m.group(0)
+    return f"{m.group(1)}{_MASK}[masked password]"
 
 
 def _mask_cli(m: re.Match[str]) -> str:
@@ -359,7 +376,8 @@ def mask_secrets(text: str) -> str:
     tokens = _has_token_prefix(text)
     pem = "-----BEGIN" in text
     url = "://" in text
-    if not (keywords or tokens or pem or url):
+    client = ("mysql" in lower or "mariadb" in lower or "sshpass" in lower) and "-p" in text
+    if not (keywords or tokens or pem or url or client):
         return text  # fast path: nothing secret-looking at all
     if pem:
         text = _PEM_RE.sub(_mask_pem, text)
@@ -368,6 +386,9 @@ def mask_secrets(text: str) -> str:
     if url:
         text = _SLACK_HOOK_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked Slack webhook]", text)
         text = _URL_CRED_RE.sub(_mask_url, text)
+    if client:
+        text = _MYSQL_P_RE.sub(_mask_flag, text)
+        text = _SSHPASS_RE.sub(_mask_flag, text)
     if keywords:
         if "aws" in lower:
             text = _AWS_SECRET_RE.sub(lambda m: f"{m.group(1)}{_MASK}[masked AWS secret access key]", text)
@@ -436,3 +457,40 @@ def safe(text: object, *, max_len: int = 2000, keep_newlines: bool = False) -> s
         dropped += len(masked) - edge
         masked = masked[:edge]
     return _visible(masked, limit, keep_newlines, dropped)
+
+
+# ---------------------------------------------------------------------------
+# safe_json()
+# ---------------------------------------------------------------------------
+
+# What json.dumps(ensure_ascii=False) lets through raw: DEL, C1 controls, format characters,
+# separators, fillers, lone surrogates (C0 controls it escapes itself). They can only sit inside
+# strings, so each becomes its JSON escape: the data reads back the same, the bytes are inert.
+_JSON_UNSAFE = re.compile("[" + _UNSAFE_CLASS.replace("\x00-\x1f", "", 1) + "]")
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    cp = ord(m.group())
+    if cp < 0x10000:
+        return f"\\u{cp:04x}"
+    cp -= 0x10000
+    return f"\\u{0xd800 + (cp >> 10):04x}\\u{0xdc00 + (cp & 0x3ff):04x}"
+
+
+def _masked_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked_tree(v) for v in value]
+    return value
+
+
+def safe_json(value: Any, *, masked: bool = True, indent: int | None = None) -> str:
+    """JSON text of ``value`` for a terminal or a pipe: every string's secrets masked (unless
+    ``masked=False``, the operator's explicit ``--unmasked``), and every character that could act on
+    a terminal (C1 controls, bidi and zero-width characters, lone surrogates...) written as its
+    ``\\uXXXX`` escape, so a consumer reads back exactly the (masked) data."""
+    text = json.dumps(_masked_tree(value) if masked else value, ensure_ascii=False, indent=indent)
+    return _JSON_UNSAFE.sub(_json_escape, text)

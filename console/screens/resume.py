@@ -92,7 +92,7 @@ class ResumeScreen(ModalScreen[None]):
         self.asking = False
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" Resume · {self.job.label} ", style="bold reverse"), id="resume-title")
+        yield Static(Text(f" Resume · {safe(self.job.label, max_len=200)} ", style="bold reverse"), id="resume-title")
         yield Static(Text(safe(" ".join(self.job.resume.argv), max_len=1000), style="dim"), id="resume-argv")
         yield Log(id="resume-log", max_lines=MAX_KEPT_LINES, auto_scroll=True)
         yield Static(self.job.state_text(), id="resume-state")

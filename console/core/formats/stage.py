@@ -104,7 +104,9 @@ def build(root: str, rel: str, read: FileRead, m: StageFailure, full: bool) -> A
         if m.exit_code is not None:
             evidence.append(Evidence.model_construct(text=f"exit_code={m.exit_code}", source=f"{src}#exit_code"))
         if m.stderr_tail:
-            lines = [line for line in m.stderr_tail.splitlines() if line.strip()][-6:]
+            from ..safety import mask_secrets  # before splitting: a key block's body lines are secret too
+
+            lines = [line for line in mask_secrets(m.stderr_tail).splitlines() if line.strip()][-6:]
             evidence.extend(Evidence.model_construct(text=line, source=f"{src}#stderr_tail") for line in lines)
     if m.confirm_prompt:
         details["confirm_prompt"] = m.confirm_prompt
