@@ -8,6 +8,7 @@ Every headless command prints JSON with ``--json`` (field names in
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Iterable
@@ -332,7 +333,7 @@ def console_signing(roots: list[str], config_file: str | None = None, policy_fil
                     operator: str | None = None, key: str | None = None):
     """(how the console signs, a settings problem or None): a broken settings file must not keep
     an operator from looking, so the console opens without signing and says why."""
-    from .core.config import NO_POLICY, ConfigError, load_policy, load_settings, policy_path
+    from .core.config import NO_POLICY, ConfigError, load_policy, load_settings, policy_path, refuse_inside
     from .screens.decision import Signing
 
     try:
@@ -340,6 +341,11 @@ def console_signing(roots: list[str], config_file: str | None = None, policy_fil
         policy = load_policy(policy_path(policy_file, settings), roots=roots)
     except ConfigError as exc:
         return Signing(operator=operator, key=key, policy=NO_POLICY), str(exc)
+    if key:
+        try:
+            refuse_inside(os.path.abspath(os.path.expanduser(key)), "signing key", roots)
+        except ConfigError as exc:
+            return Signing(operator=operator, key=None, policy=NO_POLICY), str(exc)
     operator = operator or settings.operator
     return Signing(operator=operator, key=key or settings.signing_key, policy=policy,
                    allowed_keys=tuple(_signer_keys(policy, operator)), settings=settings), None
@@ -436,6 +442,18 @@ def _load_config(config_file: str | None, policy_file: str | None, roots: Iterab
     return settings, policy
 
 
+def _key_outside(key: str | None, roots: Iterable[str], as_json: bool = False) -> str | None:
+    """``--key``, refused when it lies inside a root (an agent could have put it there)."""
+    from .core.config import ConfigError, refuse_inside
+
+    if key:
+        try:
+            refuse_inside(os.path.abspath(os.path.expanduser(key)), "signing key", roots)
+        except ConfigError as exc:
+            _fail(str(exc), as_json=as_json)
+    return key
+
+
 @main.command("decide")
 @click.argument("ref")
 @click.option("--choice", required=True, help="The choice (see docs/decisions.md for each gate's choices).")
@@ -462,7 +480,8 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     operator = operator or settings.operator
     try:
         decisions.preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy, answer=answer)
-        signer = signing.resolve(key or settings.signing_key, interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
+                                 interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
         done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
                                 comment=comment, remedy=remedy, answer=answer)
     except decisions.AlreadyDecided as exc:
@@ -514,7 +533,8 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
     else:
         _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
     try:
-        signer = signing.resolve(key or settings.signing_key, interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
+                                 interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
         done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
                                 comment=comment)
         payload, decision_path = done.payload, done.decision_path

@@ -704,3 +704,15 @@ def test_ls_json_memory_holds_per_finding_in_one_big_run(tmp_path: Path) -> None
         peaks.append(_peak_kb(["ls", str(root), "--json"], env))
     per_finding = (peaks[1] - peaks[0]) * 1024 / 6000
     assert per_finding < 3000, (peaks, per_finding)
+
+
+@pytest.mark.slow
+def test_a_key_passed_with_key_from_inside_a_root_is_refused(tmp_path: Path) -> None:
+    kit = make_kit(tmp_path)
+    key = kit.root / "planted_ed25519"
+    shutil.copy(kit.key("alice"), key)
+    env = {**os.environ, "TRIAGE_CONFIG": str(kit.config)}
+    out = subprocess.run([sys.executable, "-m", "console", "decide", str(kit.root / CONFIRM), "--choice", "approve",
+                          "--key", str(key)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 2 and "inside the run root" in out.stderr
+    assert not (kit.root / decisions.paths_for(CONFIRM)[0]).exists()
