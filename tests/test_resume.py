@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 import os
 import subprocess
 import sys
@@ -196,7 +197,7 @@ def test_a_failed_resume_spends_its_decision_so_the_gate_waits_and_resuming_agai
     first = json.loads((kit.root / decision_rel).read_text())
     verdict = decisions.verify_decision(str(kit.root), decision_rel, kit.policy())
     assert verdict.state == "spent" and verdict.reasons[0].startswith("its resume failed: exit 5 at ")
-    assert not decisions.settles(kit.finding(RESUME).decision, decisions.datetime.now(decisions.timezone.utc))
+    assert not decisions.settles(kit.finding(RESUME).decision, datetime.now(timezone.utc))
     needs = subprocess.run([sys.executable, "-m", "console", "ls", str(kit.root), "--needs-human", "--json"],
                            capture_output=True, text=True, env={**os.environ, "TRIAGE_CONFIG": str(kit.config)}, timeout=120)
     waiting = {row["path"]: row for row in json.loads(needs.stdout)}
@@ -219,7 +220,7 @@ def test_a_cancelled_resume_reopens_its_gate_in_the_index(kit):
     index.scan()
     finding, done = signed(kit)
     index.apply([kit.root / done.decision_path])
-    now = decisions.datetime.now(decisions.timezone.utc)
+    now = datetime.now(timezone.utc)
     assert index.get(RESUME).decision["state"] == "valid" and decisions.settles(index.get(RESUME).decision, now)
     job = Resume(str(kit.root), finding, done.payload, done.decision_path, runner_spec("--outcome", "complete", "--steps", "200"))
     job.start()

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-AUDIT_DIR = ".triage"
+from .ids import STATE_DIR
+
+AUDIT_DIR = STATE_DIR
 AUDIT_LOG = "audit.jsonl"
 AUDIT_LOCK = "audit.lock"
 GENESIS = "0" * 64

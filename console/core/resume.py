@@ -1,6 +1,6 @@
 """Resuming an interrupted role (or retrying a transient failure) through the run's own command.
 
-A resume is a signed decision (``decisions.py``) and then, when the operator's
+A resume is a signed decision (``decisions``) and then, when the operator's
 settings name a ``resume_command`` for the root, that command as a real
 subprocess. The argv template's placeholders are replaced inside each argument
 and nothing passes through a shell: a role named ``x; rm -rf ~`` is just an
@@ -34,12 +34,11 @@ from typing import Any, Callable, Mapping
 
 from . import audit, reading
 from .config import RootSettings
-from .decisions import RESUMING_CHOICES, iso, plain_id
+from .ids import RESULTS, RESUMING_CHOICES, STATE_DIR, iso, plain_id
+from .resume_results import read_small_json, result_at, spent  # noqa: F401  (spent: callers' surface)
 
-STATE_DIR = audit.AUDIT_DIR
 LOCK = "resume.lock"
 GUARD = "resume.guard"
-RESULTS = "resume"
 GRACE_S = 5.0
 MAX_LINE = 4000
 
@@ -180,18 +179,6 @@ class ResumeResult:
                 "result_path": self.result_path, "run_dir": self.run_dir}
 
 
-def _read_json_at(dir_fd: int, name: str) -> dict[str, Any] | None:
-    """A small JSON object of ours (lock, result): None if missing, {} if unreadable (a
-    directory, a FIFO or a symlink planted there reads as unreadable, never as an error)."""
-    try:
-        read = reading.read_json_at(dir_fd, name, max_bytes=1 << 16)
-    except FileNotFoundError:
-        return None
-    except (reading.UnsafePath, OSError):
-        return {}
-    return read.data if read.status == "ok" and isinstance(read.data, dict) else {}
-
-
 def _age_s(dir_fd: int, name: str) -> float | None:
     try:
         return time.time() - os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mtime
@@ -241,55 +228,11 @@ def status(root: str, run: str, decision_id: str | None = None) -> dict[str, Any
     except (reading.UnsafePath, audit.AuditError, OSError):
         return {"running": None, "result": None}
     try:
-        lock = _read_json_at(fd, LOCK)
+        lock = read_small_json(fd, LOCK)
         return {"running": lock if lock and alive(lock, _age_s(fd, LOCK)) else None,
-                "result": _result_at(fd, decision_id) if decision_id else None}
+                "result": result_at(fd, decision_id) if decision_id else None}
     finally:
         os.close(fd)
-
-
-def _result_at(state_fd: int, decision_id: str) -> dict[str, Any] | None:
-    """A decision's resume result in the run's state directory: None if there is none, {} if unreadable."""
-    try:
-        rfd = audit.subdir(state_fd, RESULTS, create=False)
-    except (audit.AuditError, OSError):
-        return None
-    try:
-        return _read_json_at(rfd, f"{decision_id}.json")
-    finally:
-        os.close(rfd)
-
-
-def spent(root: str, run: str, decision_id: str) -> str | None:
-    """Why a resume/retry decision is used up without its resume succeeding, or None.
-
-    A decision runs its command once. When that run was cancelled, failed, or ended unseen,
-    the decision answered nothing: its gate waits for a person again, and deciding again
-    supersedes it. A result file an agent could plant only ever reopens a gate, never closes one.
-    """
-    if not plain_id(decision_id):
-        return None
-    try:  # the result alone: not the lock, nor whether its process lives (status() asks that)
-        fd = audit.state_dir(root, run, create=False)
-    except (reading.UnsafePath, audit.AuditError, OSError):
-        return None
-    try:
-        result = _result_at(fd, decision_id)
-    finally:
-        os.close(fd)
-    if result is None:
-        return None
-    code, when = result.get("exit_code"), result.get("ended_at")
-    at = f" at {when}" if isinstance(when, str) else ""
-    if result.get("cancelled") is True:
-        return f"its resume was cancelled{at}"
-    if code == 0 and type(code) is int:
-        return None
-    if type(code) is int:
-        return f"its resume failed: exit {code}{at}"
-    if not result:
-        return "its resume's result cannot be read"
-    return "its resume's outcome is unknown (the console running it went away)"
 
 
 @dataclass
@@ -362,12 +305,12 @@ class Resume:
     def _claim(self, dir_fd: int) -> None:
         results = audit.subdir(dir_fd, RESULTS, create=True)
         try:
-            done = _read_json_at(results, f"{self.decision_id}.json")
+            done = read_small_json(results, f"{self.decision_id}.json")
         finally:
             os.close(results)
         if done is not None:
             raise AlreadyResumed(f"this decision was already run: exit {done.get('exit_code')} at {done.get('ended_at')}")
-        lock = _read_json_at(dir_fd, LOCK)
+        lock = read_small_json(dir_fd, LOCK)
         if lock is not None:
             if alive(lock, _age_s(dir_fd, LOCK)):
                 raise AlreadyRunning(f"a resume is already running for this run (pid {lock.get('pid')}, "
@@ -378,7 +321,7 @@ class Resume:
             if plain_id(stale_id):
                 results = audit.subdir(dir_fd, RESULTS, create=False)
                 try:
-                    if _read_json_at(results, f"{stale_id}.json") is None:
+                    if read_small_json(results, f"{stale_id}.json") is None:
                         _write_new(results, f"{stale_id}.json", {
                             "decision_id": stale_id, "argv": lock.get("argv"), "exit_code": None, "cancelled": False,
                             "started_at": lock.get("started_at"), "ended_at": None,
@@ -502,7 +445,7 @@ class Resume:
         if _token_alive(self._token):
             # Something it started lives on (a daemon that detached): the run stays locked until
             # it is gone, so no second resume overlaps it.
-            lingering = _read_json_at(dir_fd, LOCK) or {}
+            lingering = read_small_json(dir_fd, LOCK) or {}
             _write_new(dir_fd, LOCK, {**lingering, "token": self._token, "owner": "lingering", "command_ended_at": ended})
         else:
             try:

@@ -1,0 +1,269 @@
+"""``triage decide``, ``resume``, ``verify``, ``keygen`` and ``audit verify``: signed decisions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..core import reading
+from ..core.safety import safe
+from . import main
+from .common import (EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _decision_options, _dump, _fail, _find, _key_outside,
+                     _load_config, _roots, _say, _signer_keys)
+
+@main.command("decide")
+@click.argument("ref")
+@click.option("--choice", required=True, help="The choice (see docs/decisions.md for each gate's choices).")
+@click.option("--comment", help="Why; required for escalation and hold gates.")
+@click.option("--remedy", type=click.Choice(["revise_skill", "swap_agent", "reduce_task"]), help="With --choice release.")
+@click.option("--answer", help="The answer to a clarification request (clarify gates).")
+@click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
+@_decision_options
+@click.option("--json", "as_json", is_flag=True, help="Print the decision as JSON.")
+def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, answer: str | None, roots: tuple[str, ...],
+               key: str | None, operator: str | None, policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Sign and publish a decision on the gated finding REF (id or path).
+
+    Exit 0 published; 2 bad usage or refused by the policy; 3 already decided (by whom is
+    printed); 4 could not sign or write.
+    """
+    from ..core import decisions, signing
+    from ..core.audit import AuditError
+
+    index, finding = _find(ref, roots)
+    if finding is None:
+        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
+    operator = operator or settings.operator
+    try:
+        decisions.preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy, answer=answer)
+        signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
+                                 interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
+                                comment=comment, remedy=remedy, answer=answer)
+    except decisions.AlreadyDecided as exc:
+        p = exc.payload
+        _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator"), choice=p.get("choice"),
+              issued_at=p.get("issued_at"), decision_path=str(Path(finding.root) / exc.path))
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except (signing.SigningError, AuditError, OSError) as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    if as_json:
+        click.echo(_dump(done.to_json()))
+        return
+    _say(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator}\n"
+         f"decision  {done.decision_path}\nsignature {done.signature_path}\n"
+         f"finding sha256 {done.finding_sha256}   expires {done.payload['expires_at']}")
+    if done.superseded:
+        _say(f"the decision it replaces is kept as {done.superseded}")
+
+
+@main.command("resume")
+@click.argument("ref")
+@click.option("--comment", help="Why (signed with the decision).")
+@click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
+@_decision_options
+@click.option("--json", "as_json", is_flag=True, help="Stream the output to stderr; print the result as JSON.")
+def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str | None, operator: str | None,
+               policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Resume an interrupted role (or retry a retryable failure): sign the decision, run the root's resume_command.
+
+    Streams the command's output and exits with its exit code; 3 if this gate was already
+    resumed (or decided otherwise, or a resume is running); 2 on bad usage or a refused policy.
+    Without a resume_command for the root, the signed decision alone is what the pipeline picks up.
+    """
+    import signal as signals
+
+    from ..core import decisions, resume, signing
+    from ..core.audit import AuditError
+
+    index, finding = _find(ref, roots)
+    if finding is None:
+        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
+    operator = operator or settings.operator
+    if finding.gate == "resume":
+        choice = "resume"
+    elif decisions.gate_of(finding, "retry") == "retry":
+        choice = "retry"
+    else:
+        _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
+    try:
+        signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
+                                 interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
+        done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
+                                comment=comment)
+        payload, decision_path = done.payload, done.decision_path
+    except decisions.AlreadyDecided as exc:
+        if exc.payload.get("choice") not in resume.RESUMING_CHOICES:
+            _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
+        payload, decision_path = exc.payload, str(Path(finding.root) / exc.path)  # signed, not yet run: run it
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except (signing.SigningError, AuditError, OSError) as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    spec = settings.root(finding.root)
+    if spec is None or not spec.resume_command:
+        message = ("decision published; no resume_command is configured for this root, so the signed decision "
+                   "alone is what the pipeline will pick up")
+        if as_json:
+            click.echo(_dump({"decision_id": payload["decision_id"], "decision_path": decision_path, "exit_code": None,
+                              "note": message}))
+        _say(f"triage: {message}", err=True)
+        return
+    out = sys.stderr if as_json else sys.stdout
+
+    def line(text: str) -> None:
+        print(safe(text, max_len=resume.MAX_LINE), file=out, flush=True)
+
+    job = resume.Resume(finding.root, finding, payload, decision_path, spec, on_line=line, operator=operator)
+    try:
+        job.start()
+    except resume.ResumeError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    _say(f"triage: resuming {finding.run} / {finding.node or '-'}: {' '.join(job.argv)}", err=True)
+    for sig in (signals.SIGINT, signals.SIGTERM):  # cancel the command (terminate, then kill), record it, exit
+        signals.signal(sig, lambda *_: job.cancel())
+    result = job.wait()
+    if as_json:
+        click.echo(_dump(result.to_json()))
+    code = result.exit_code if result.exit_code is not None else 1
+    sys.exit(code if code >= 0 else 128 - code)
+
+
+def _decision_root(path: Path) -> tuple[str, str]:
+    """(root, decision path relative to it) for a decision file, from the finding path it names."""
+    from ..core import decisions
+
+    try:
+        raw = reading.read_named(path, max_bytes=decisions.MAX_DECISION_BYTES, follow=False)
+    except (OSError, reading.UnsafePath, ValueError):
+        raw = b""  # verify_decision reads it again beneath its root and says why it cannot
+    status, data, _err, _notes = reading.parse_json_bytes(raw)
+    finding = data.get("finding_path") if status == "ok" and isinstance(data, dict) else None
+    if isinstance(finding, str) and finding and not finding.startswith("/") and ".." not in finding.split("/"):
+        depth = finding.count("/")
+        root = path.absolute().parent
+        for _ in range(depth):
+            root = root.parent
+        return str(root), str(path.absolute().relative_to(root)).replace("\\", "/")
+    return str(path.absolute().parent), path.name
+
+
+@main.command("verify")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings).")
+@click.option("--allowed-signers", type=click.Path(), help="OpenSSH allowed_signers file (overrides the policy's).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@click.option("--json", "as_json", is_flag=True, help="Print one verdict per path as a JSON array.")
+def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers: str | None, config_file: str | None,
+               as_json: bool) -> None:
+    """Check decision files: valid, invalid (why), stale, expired or spent. Exit 0 only if all are valid and current.
+
+    A PATH may be a decision file or the finding it answers.
+    """
+    import dataclasses
+
+    from ..core import decisions
+
+    located = []
+    for raw_path in paths:
+        path = Path(raw_path)
+        if path.name.endswith(".json") and ".decision." not in path.name:
+            path = path.with_name(decisions.paths_for(path.name)[0])
+        if not path.exists() and not path.is_symlink():
+            located.append((raw_path, None, None))
+            continue
+        root, rel = _decision_root(path)
+        located.append((raw_path, root, rel))
+    settings, policy = _load_config(config_file, policy_file, [r for _p, r, _rel in located if r], as_json)
+    if allowed_signers:
+        policy = dataclasses.replace(policy, allowed_signers=str(Path(allowed_signers).absolute()))
+    out = []
+    for raw_path, root, rel in located:
+        if root is None or rel is None:
+            verdict = decisions.Verdict("invalid", ("no such decision file",), raw_path)
+        else:
+            verdict = decisions.verify_decision(root, rel, policy)
+        out.append((raw_path, verdict))
+    if as_json:
+        click.echo(_dump([{**v.to_json(), "path": p} for p, v in out]))
+    else:
+        for p, v in out:
+            who = v.payload or {}
+            line = f"{v.state:<10} {safe(p)}"
+            if who:
+                line += f"  ({safe(who.get('gate'))}: {safe(who.get('choice'))} by {safe(who.get('operator'))}, {safe(who.get('issued_at'))})"
+            _say(line)
+            for reason in v.reasons:
+                _say(f"           {safe(reason, max_len=400)}")
+    sys.exit(0 if all(v.state == "valid" for _p, v in out) else 1)
+
+
+@main.command("keygen")
+@click.option("--file", "path", type=click.Path(), default="~/.ssh/triage_ed25519", show_default=True,
+              help="Where to write the private key (the public key goes beside it, .pub).")
+@click.option("--operator", help="Principal to name in the allowed_signers line (default: the settings' operator).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+def keygen_cmd(path: str, operator: str | None, config_file: str | None) -> None:
+    """Make an ed25519 signing key for an operator who has none (never overwrites)."""
+    import os
+
+    from ..core import signing
+
+    settings, _policy = _load_config(config_file, None, [])
+    operator = operator or settings.operator or f"{os.environ.get('USER', 'operator')}@{os.uname().nodename}"
+    try:
+        public = signing.keygen(path, operator)
+    except signing.SigningError as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE)
+    full = os.path.expanduser(path)
+    click.echo(f"private key {full} (no passphrase: keep it private, or add one with ssh-keygen -p -f {full})")
+    click.echo(f"public key  {full}.pub")
+    click.echo("add this line to the policy's allowed_signers file:")
+    click.echo(f"{operator} {public}")
+    click.echo("and to your settings:")
+    click.echo(f'operator = "{operator}"\nsigning_key = "{full}"')
+
+
+@main.group("audit")
+def audit_group() -> None:
+    """The per-root audit log of decisions."""
+
+
+@audit_group.command("verify")
+@click.argument("roots", nargs=-1, type=click.Path())
+@click.option("--policy", "policy_file", type=click.Path(), help="Policy file (its allowed_signers checks the decisions).")
+@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@click.option("--json", "as_json", is_flag=True, help="Print one report per root as JSON.")
+def audit_verify_cmd(roots: tuple[str, ...], policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    """Check each root's audit log: no edited, torn, reordered or missing lines; every decision logged
+    as it was signed, after the head it was signed after; the operator's own anchor held.
+
+    Exit 0 when every log verifies, 1 otherwise.
+    """
+    import os
+
+    from ..core import audit_verify
+
+    chosen = [os.path.abspath(r) for r in _roots(roots)]
+    _settings, policy = _load_config(config_file, policy_file, chosen, as_json)
+    reports = [audit_verify.check_root(root, policy) for root in chosen]
+    if as_json:
+        click.echo(_dump([{"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems, "notes": r.notes}
+                          for r in reports]))
+    else:
+        for r in reports:
+            _say(f"{'ok' if r.ok else 'FAILED':<7}{r.root}: {r.entries} entries")
+            for problem in r.problems:
+                _say(f"       {safe(problem, max_len=400)}")
+            for note in r.notes:
+                _say(f"       note: {safe(note, max_len=400)}")
+    sys.exit(0 if all(r.ok for r in reports) else 1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
