@@ -15,17 +15,19 @@ if os.environ.get("TRIAGE_TEST_LISTING"):
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_order_dir, os.environ.get("PYTHONPATH")) if p)
     import sitecustomize  # noqa: E402,F401  (ours: installs the reordering in this process)
 
-    from console.core import index as _index  # noqa: E402
+    from console.core.index import pool as _pool  # noqa: E402
 
-    _helper_argv = _index._helper_argv
+    _helper_argv = _pool._helper_argv
 
     def _reordering_helper_argv(standby: bool = False) -> list[str]:
-        # Scan helpers run isolated (-I -S) with this process's sys.path: import ours first.
-        argv = _helper_argv(standby)
-        argv[-1] = argv[-1].replace("; from ", "; import sitecustomize; from ", 1)
-        return argv
+        # Scan helpers run isolated (-I -S: no site, so no sitecustomize): load ours, then run the
+        # helper's script as it would have run.
+        argv = _helper_argv(standby)  # [python, -I, -S, scan_helper.py, SYS_PATH_JSON, mode]
+        boot = (f"import sys; sys.path.insert(0, {_order_dir!r}); import sitecustomize, runpy; "
+                f"sys.argv = {argv[3:]!r}; runpy.run_path({argv[3]!r}, run_name='__main__')")
+        return [*argv[:3], "-c", boot]
 
-    _index._helper_argv = _reordering_helper_argv
+    _pool._helper_argv = _reordering_helper_argv
 
 
 def pytest_report_header(config):

@@ -79,7 +79,7 @@ def test_the_first_runs_rows_are_handed_over_at_once_then_in_batches(tmp_path):
 
 def test_the_first_rows_go_out_at_once_on_a_machine_booted_a_moment_ago(tmp_path, monkeypatch):
     """The monotonic clock starts near zero at boot: the first batch must not wait for it to pass ``batch_s``."""
-    from console.core import index as ix
+    from console.core.index import store as ix
 
     tree(tmp_path)
     monkeypatch.setattr(ix.time, "monotonic", lambda: 2.0)  # two seconds after boot, standing still

@@ -8,7 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from console.core.index import STATS_FLAT, FindingIndex
+from console.core.index import FindingIndex
+from console.core.index.runstate import STATS_FLAT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import gen  # noqa: E402

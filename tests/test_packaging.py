@@ -29,7 +29,7 @@ def test_wheel_has_styles_and_sample_runs(wheel: Path) -> None:
         assert f"console/styles/{sheet.name}" in names
     assert any(n.startswith("console/sample_runs/") and n.endswith("FAILURE.json") for n in names)
     assert "console/stage_runner.py" in names  # the demo resumes roles through it, from outside any root
-    assert "console/core/index.py" in names
+    assert "console/core/index/store.py" in names
 
 
 def test_installed_wheel_finds_its_styles(wheel: Path, tmp_path: Path) -> None:

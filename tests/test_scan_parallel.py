@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from console.core import index as index_mod
+from console.core.index import pool as pool_mod
 from console.core.index import MAX_DEPTH, FindingIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -102,7 +103,7 @@ def test_a_failing_helper_leaves_its_runs_to_the_parent(tree, forks, monkeypatch
         os.write(out_fd, b"\x10\x00\x00\x00\x00\x00\x00\x00partial")  # and leaves half a frame
         os._exit(3)
 
-    monkeypatch.setattr(index_mod, "_helper", dies_after_one_chunk)
+    monkeypatch.setattr(pool_mod, "_helper", dies_after_one_chunk)
     many = FindingIndex([tree])
     many.scan(workers=2)
     assert forks == [1]
@@ -158,14 +159,14 @@ def assert_reaped(spawns):
 def count_adopted(monkeypatch) -> list[bool]:
     """Whether each frame a helper sent was taken as a chunk (a list that fills as the scan runs)."""
     adopted: list[bool] = []
-    real = index_mod._chunk_of
+    real = pool_mod._chunk_of
 
     def counting(*args):
         chunk = real(*args)
         adopted.append(chunk is not None)
         return chunk
 
-    monkeypatch.setattr(index_mod, "_chunk_of", counting)
+    monkeypatch.setattr(pool_mod, "_chunk_of", counting)
     return adopted
 
 
@@ -176,7 +177,7 @@ class HelperSignals:
     def __init__(self, monkeypatch) -> None:
         self.started = threading.Event()
         self.arrived = threading.Event()
-        receive, spawn = index_mod._receive, index_mod._spawn_helper
+        receive, spawn = pool_mod._receive, pool_mod._spawn_helper
         arrived = self.arrived
 
         class Noting:
@@ -193,8 +194,8 @@ class HelperSignals:
                 self.started.set()
             return helper
 
-        monkeypatch.setattr(index_mod, "_receive", lambda fd, inbox, heard=None: receive(fd, Noting(inbox), heard))
-        monkeypatch.setattr(index_mod, "_spawn_helper", spawning)
+        monkeypatch.setattr(pool_mod, "_receive", lambda fd, inbox, heard=None: receive(fd, Noting(inbox), heard))
+        monkeypatch.setattr(pool_mod, "_spawn_helper", spawning)
 
 
 def until_a_helper_sends(monkeypatch, timeout: float = 60.0):
@@ -270,12 +271,12 @@ def test_spawned_helpers_on_the_sample_runs():
 @pytest.mark.slow
 def test_a_helper_that_cannot_start_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
     one = scanned([tree], 1)
-    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [str(tree / "no-such-python")])
+    monkeypatch.setattr(pool_mod, "_helper_argv", lambda: [str(tree / "no-such-python")])
     many = in_thread(lambda: scanned([tree], 2))
     assert spawns == []
     assert snapshot(many) == snapshot(one)
     # one that starts and exits at once, without a word
-    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(pool_mod, "_helper_argv", lambda: [sys.executable, "-c", "pass"])
     many = in_thread(lambda: scanned([tree], 3, on_batch=slow_batches(), batch_s=0.0))
     assert len(spawns) == 2
     assert_reaped(spawns)
@@ -285,7 +286,8 @@ def test_a_helper_that_cannot_start_leaves_its_runs_to_the_parent(tree, spawns, 
 GARBAGE_HELPER = """
 import os, pickle, struct, sys
 sys.path[:0] = [{top!r}]
-from console.core import index as ix
+from console.core.index import pool as ix
+from console.core.index import RunState
 (size,) = ix._FRAME.unpack(os.read(0, 8))
 data = b""
 while len(data) < size:
@@ -297,7 +299,7 @@ frames = [
     pickle.dumps(("k", [], {{}}, 0, 0)),
     pickle.dumps((10 ** 6, [], {{}}, 0, 0)),
     pickle.dumps((0, ["not a run"], {{}}, 0, 0)),
-    pickle.dumps((0, [ix.RunState(("/elsewhere", "not-in-this-chunk"))], {{}}, 0, 0)),
+    pickle.dumps((0, [RunState(("/elsewhere", "not-in-this-chunk"))], {{}}, 0, 0)),
     pickle.dumps(None),
 ]
 for frame in [b""] + frames:
@@ -312,9 +314,9 @@ os._exit(0)
 @pytest.mark.slow
 def test_a_helper_sending_garbage_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
     one = scanned([tree], 1)
-    top = str(Path(index_mod.__file__).resolve().parents[2])
+    top = str(Path(index_mod.__file__).resolve().parents[3])
     script = GARBAGE_HELPER.format(top=top)
-    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
+    monkeypatch.setattr(pool_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
     many = in_thread(lambda: scanned([tree], 2, on_batch=slow_batches(), batch_s=0.0))
     assert len(spawns) == 1 and spawns[0].returncode == 0  # it did run, and its garbage was refused
     assert_reaped(spawns)
@@ -324,7 +326,7 @@ def test_a_helper_sending_garbage_leaves_its_runs_to_the_parent(tree, spawns, mo
 STALLS_AFTER_ONE_CHUNK = """
 import sys, threading
 sys.path[:] = {path!r}
-from console.core import index as ix
+from console.core.index import pool as ix
 real, sent = ix._write_all, []
 
 def write_all(fd, data):
@@ -342,7 +344,7 @@ run(False)
 def test_a_helper_killed_mid_scan_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch):
     one = scanned([tree], 1)
     adopted: list = []
-    real = index_mod._chunk_of
+    real = pool_mod._chunk_of
 
     def kill_after_first(*args):
         chunk = real(*args)
@@ -352,9 +354,9 @@ def test_a_helper_killed_mid_scan_leaves_its_runs_to_the_parent(tree, spawns, mo
                 os.kill(spawns[0].pid, signal.SIGKILL)  # it sent one chunk and holds its next
         return chunk
 
-    script = STALLS_AFTER_ONE_CHUNK.format(path=[str(Path(index_mod.__file__).resolve().parents[2]), *sys.path])
-    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
-    monkeypatch.setattr(index_mod, "_chunk_of", kill_after_first)
+    script = STALLS_AFTER_ONE_CHUNK.format(path=[str(Path(index_mod.__file__).resolve().parents[3]), *sys.path])
+    monkeypatch.setattr(pool_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
+    monkeypatch.setattr(pool_mod, "_chunk_of", kill_after_first)
     many = in_thread(lambda: scanned([tree], 2, on_batch=until_a_helper_sends(monkeypatch), batch_s=0.0))
     # killed while alive (its frames already sent were still taken), with chunks left to read
     assert spawns[0].returncode == -signal.SIGKILL
@@ -405,7 +407,7 @@ print("exit", flush=True)
 
 @pytest.mark.slow
 def test_stopping_mid_scan_does_not_hang_and_no_helper_outlives_it(tree):
-    top = str(Path(index_mod.__file__).resolve().parents[2])
+    top = str(Path(index_mod.__file__).resolve().parents[3])
     script = STOPPED_MID_SCAN.format(top=top, root=str(tree))
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
@@ -579,7 +581,7 @@ def test_the_scan_leaves_garbage_collection_as_it_found_it(tree):
 def test_a_console_gets_its_first_rows_before_the_root_is_listed_and_nothing_is_read_twice(tree, monkeypatch):
     """With ``on_batch`` the first runs of the listing are read before the whole root is listed
     (at 100k runs that listing alone takes 100-150 ms); they are not read again after."""
-    from console.core import index as ix
+    from console.core.index import walk as ix
 
     plain = FindingIndex([tree])
     plain.scan(workers=1)
@@ -606,7 +608,7 @@ def test_spawned_helpers_run_below_the_consoles_priority(tree, spawns, monkeypat
     from console.core import scan_helper
 
     seen: list[int] = []
-    real = index_mod._chunk_of
+    real = pool_mod._chunk_of
 
     def noting(item, chunks, done):  # its first chunk arrived; it holds its next (stalled), niced at its start
         seen.extend(os.getpriority(os.PRIO_PROCESS, p.pid) for p in spawns if p.poll() is None)
@@ -614,9 +616,9 @@ def test_spawned_helpers_run_below_the_consoles_priority(tree, spawns, monkeypat
             p.kill()
         return real(item, chunks, done)
 
-    script = STALLS_AFTER_ONE_CHUNK.format(path=[str(Path(index_mod.__file__).resolve().parents[2]), *sys.path])
-    monkeypatch.setattr(index_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
-    monkeypatch.setattr(index_mod, "_chunk_of", noting)
+    script = STALLS_AFTER_ONE_CHUNK.format(path=[str(Path(index_mod.__file__).resolve().parents[3]), *sys.path])
+    monkeypatch.setattr(pool_mod, "_helper_argv", lambda: [sys.executable, "-c", script])
+    monkeypatch.setattr(pool_mod, "_chunk_of", noting)
     in_thread(lambda: scanned([tree], 2, on_batch=until_a_helper_sends(monkeypatch), batch_s=0.0))
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     assert seen and all(p == min(19, ours + scan_helper.HELPER_NICE) for p in seen)
@@ -625,14 +627,14 @@ def test_spawned_helpers_run_below_the_consoles_priority(tree, spawns, monkeypat
 @pytest.fixture
 def two_cpus(monkeypatch):
     """A scan's processes by default: as on a machine with two CPUs for this process, whatever this one has."""
-    monkeypatch.setattr(index_mod, "_default_workers", lambda: 2)
+    monkeypatch.setattr(pool_mod, "_default_workers", lambda: 2)
 
 
 @pytest.mark.slow
 def test_helpers_started_ahead_are_what_the_scan_uses(tree, forks, spawns, monkeypatch, two_cpus):
     """A console starts its scan's helpers with itself (``start_helpers``): the scan hands them its
     root, queue and output over a socket, they read chunks, and the index is the one process's."""
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
     one = scanned([tree], 1)
     many = FindingIndex([tree])
     many.start_helpers()
@@ -648,7 +650,7 @@ def test_helpers_started_ahead_are_what_the_scan_uses(tree, forks, spawns, monke
 
 
 def test_helpers_started_ahead_and_not_needed_end(tree, spawns, monkeypatch, tmp_path, two_cpus):
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
     unused = FindingIndex([tree])
     unused.start_helpers()
     assert len(spawns) == 1
@@ -667,7 +669,7 @@ def test_helpers_started_ahead_and_not_needed_end(tree, spawns, monkeypatch, tmp
 
 
 def test_a_helper_started_ahead_that_died_leaves_its_runs_to_the_parent(tree, spawns, monkeypatch, two_cpus):
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
     one = scanned([tree], 1)
     many = FindingIndex([tree])
     many.start_helpers()
@@ -678,8 +680,8 @@ def test_a_helper_started_ahead_that_died_leaves_its_runs_to_the_parent(tree, sp
 
 
 def test_on_one_cpu_no_helper_is_started_ahead_and_the_scan_reads_alone(tree, spawns, monkeypatch):
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
-    monkeypatch.setattr(index_mod, "_default_workers", lambda: 1)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_RUNS_SPAWN", 100)
+    monkeypatch.setattr(pool_mod, "_default_workers", lambda: 1)
     one = scanned([tree], 1)
     many = FindingIndex([tree])
     assert many.start_helpers() is None and len(many.standby) == 0 and spawns == []

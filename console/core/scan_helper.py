@@ -1,17 +1,17 @@
-"""A scan helper started as a fresh interpreter (see ``index._spawn_helper``).
+"""A scan helper started as a fresh interpreter (see ``index.pool._spawn_helper``).
 
 A scan that runs beside other threads cannot fork a helper (a lock held by another thread at
 fork time could deadlock the child), so it starts this module instead, with fork+exec. The
-helper then does exactly what a forked one does (``index._helper``): it takes chunks of runs
+helper then does exactly what a forked one does (``index.pool._helper``): it takes chunks of runs
 from the queue pipe, reads and derives them, and sends them back on its output pipe.
 
-What a forked helper inherits, this one is told on stdin, in one frame (``index._FRAME`` length,
+What a forked helper inherits, this one is told on stdin, in one frame (``index.pool._FRAME`` length,
 then a pickle from the parent): the root, the numbers of the descriptors it was passed (the root
 directory, opened by the scan; the queue's read end; its output pipe's write end), the chunks,
 and the index options the reading depends on. It says hello (an empty frame) before it takes
 any chunk, so the parent knows whether it is still starting.
 
-A helper started ahead of its scan (``index.Standby``, ``run(standby=True)``) imports the index
+A helper started ahead of its scan (``index.pool.Standby``, ``run(standby=True)``) imports the index
 and then waits: its stdin is a socket, on which the same frame arrives with the three descriptors
 attached (``SCM_RIGHTS``), so it works on the very directory and pipes the scan opened.
 
@@ -51,9 +51,9 @@ def _lifeline(fd: int) -> None:
 
 
 def _setup(start: bytes = b"") -> dict:
-    """The setup frame on stdin (``index._FRAME`` length, then the pickle), of which ``start`` has
+    """The setup frame on stdin (``index.pool._FRAME`` length, then the pickle), of which ``start`` has
     already been read."""
-    from . import index as ix
+    from .index import pool as ix
 
     data = bytearray(start)
     if len(data) < ix._FRAME.size:
@@ -89,7 +89,7 @@ def main(standby: bool = False) -> None:
         os.nice(HELPER_NICE)
     except OSError:
         pass
-    from . import index as ix  # after sys.path is the parent's (see index._helper_argv)
+    from .index import FindingIndex, pool as ix  # after sys.path is the parent's (see pool._helper_argv)
 
     if standby:
         try:
@@ -100,7 +100,7 @@ def main(standby: bool = False) -> None:
     else:
         setup = _setup()
     threading.Thread(target=_lifeline, args=(0,), name="triage-scan-lifeline", daemon=True).start()
-    index = ix.FindingIndex([setup["root"]], max_bytes=setup["max_bytes"], keep_findings=setup["keep_findings"])
+    index = FindingIndex([setup["root"]], max_bytes=setup["max_bytes"], keep_findings=setup["keep_findings"])
     out_fd = setup["out_fd"]
     ix._write_all(out_fd, ix._FRAME.pack(0))  # hello: started, about to take chunks
     ix._helper(index, setup["root"], setup["root_fd"], setup["chunks"], setup["queue_fd"], out_fd)
@@ -119,5 +119,11 @@ def run(standby: bool = False) -> None:
         os._exit(code)
 
 
-if __name__ == "__main__":
-    run()
+if __name__ == "__main__":  # python -I -S scan_helper.py SYS_PATH_JSON scan|standby (pool._helper_argv)
+    import json
+    import sys
+
+    sys.path[:] = json.loads(sys.argv[1])
+    from console.core.scan_helper import run as run_here  # the module proper, not this script's copy
+
+    run_here(sys.argv[2] == "standby")
