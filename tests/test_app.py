@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from console.core import columns
 from console.app import TriageApp
 from console.core.index import sample_runs_dir
 from console.screens.gates import GateQueueScreen
@@ -283,6 +284,7 @@ async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort(monkeypatc
 
     from console.core.findings import Finding
     from console.core.query import parse_filter
+    from console.core import rowlist
     from console.widgets import finding_table
 
     rng = random.Random(11)
@@ -295,7 +297,7 @@ async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort(monkeypatc
                        confidence=rng.choice([None, 0.5, rng.random()]))
 
     app = make_app(Path("/nonexistent/triage-runs"))
-    monkeypatch.setattr(finding_table, "BLOCK", 8)  # many blocks and slices on a small table
+    monkeypatch.setattr(rowlist, "BLOCK", 8)  # many blocks and slices on a small table
     monkeypatch.setattr(finding_table, "CHUNK", 16)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
@@ -314,11 +316,11 @@ async def test_sort_and_filter_from_prebuilt_orders_match_a_full_sort(monkeypatc
             if step % 5 == 0:
                 await pilot.pause()
         await app.workers.wait_for_complete()
-        assert set(table._orders) == set(finding_table.SORT_KEYS)
+        assert set(table._orders) == set(columns.SORT_KEYS)
         for query in ("", "route:human", "route:human class:f5", "run:run-1", "run:run-12", "gate:*"):
             app.screen._set_query(query)
             keep = parse_filter(query)
-            for _ in range(len(finding_table.SORT_KEYS)):
+            for _ in range(len(columns.SORT_KEYS)):
                 table.action_cycle_sort()
                 expected = sorted((f for f in live.values() if keep(f)), key=table._key, reverse=table.sort_reverse)
                 assert [f.id for f in table.rows] == [f.id for f in expected], (query, table.sort_key)

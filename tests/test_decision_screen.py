@@ -13,7 +13,7 @@ from console.core import audit, decisions, signing
 from console.screens.decision import DecisionScreen, Signing
 from console.screens.gates import GateQueueScreen
 from console.screens.main import MainScreen
-from console.widgets.finding_table import _gate
+from console.core.columns import _gate
 from decision_kit import CONFIRM, GATED, HOLD, make_kit, ssh_verify
 from test_app import wait_loaded
 

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 import console
+from console.core import columns
 from console.app import TriageApp
 from console.core import signing
 from console.core.index import sample_runs_dir
@@ -105,7 +106,7 @@ async def test_cancel_a_running_resume_with_confirmation(tmp_path):
         await until(pilot, lambda: "SPENT" in str(app.screen.query_one("#detail").render()))
         assert "its resume was cancelled at" in str(app.screen.query_one("#detail").render())
         assert RESUME in {f.path for f in GateQueueScreen(app.index.rows(), app.clock).gates}
-        assert finding_table._gate(app.index.get(next(r.id for r in app.index.rows() if r.path == RESUME))) == "resume !"
+        assert columns._gate(app.index.get(next(r.id for r in app.index.rows() if r.path == RESUME))) == "resume !"
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, DecisionScreen))
     assert (kit.root / RESUME).exists()  # the role did not finish

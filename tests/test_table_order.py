@@ -13,10 +13,14 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from console.core import columns
 from console.core.findings import Finding
 from console.core.query import Facets, parse_filter
+from console.core import rowlist
 from console.widgets import finding_table
-from console.widgets.finding_table import SORT_FUNCS, FindingTable, _Sorted
+from console.core.columns import SORT_FUNCS
+from console.core.rowlist import SortedRows as _Sorted
+from console.widgets.finding_table import FindingTable
 from textual.app import App, ComposeResult
 
 TEXT = st.text(alphabet=st.sampled_from("ab:Z0 \u00e9\u4e2d\x00"), max_size=6)
@@ -70,7 +74,7 @@ def test_an_order_keeping_keys_stays_sorted_through_inserts_removes_and_splits(m
     """Keys kept (and kept in step through block splits and removals) give the same rows, places
     and filtered selections as the plain order, and as sorting everything; dropping and taking
     the keys back midway changes nothing."""
-    monkeypatch.setattr(finding_table, "BLOCK", 4)  # blocks split after 8 rows: many splits
+    monkeypatch.setattr(rowlist, "BLOCK", 4)  # blocks split after 8 rows: many splits
     rng = random.Random(7)
     for name in ("time", "run", "confidence"):
         key = SORT_FUNCS[name]
@@ -114,7 +118,7 @@ def _counted(rows) -> Counter:
             tally["problems"] += 1
         elif not f.superseded_by:
             tally["route:" + f.route] += 1
-            tally["gates"] += finding_table.waiting(f)
+            tally["gates"] += columns.waiting(f)
     return tally
 
 
@@ -214,8 +218,8 @@ def test_rows_wait_between_the_ends_and_every_read_sees_them_in_place(monkeypatc
     their positions are right without placing them; reading a row between, iterating, selecting
     or removing places them first; the length and the codes always count them. The focus (the
     table's selected row) moves at random: its neighbours make a third span."""
-    monkeypatch.setattr(finding_table, "BLOCK", 4)
-    monkeypatch.setattr(finding_table, "EXACT", 3)  # rows wait once 12 are in place
+    monkeypatch.setattr(rowlist, "BLOCK", 4)
+    monkeypatch.setattr(rowlist, "EXACT", 3)  # rows wait once 12 are in place
     waited = flushed = 0
     for seed in range(12):
         rng = random.Random(seed)
@@ -282,7 +286,7 @@ async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s
     """The initial scan's rows, applied with keys kept, wait in the time order; when the scan
     ends the table shows the same rows, and the order built in the background replaces the
     waiting one with every row in place."""
-    monkeypatch.setattr(finding_table, "EXACT", 25)  # (more than the screen shows: 20 rows)
+    monkeypatch.setattr(rowlist, "EXACT", 25)  # (more than the screen shows: 20 rows)
     rng = random.Random(3)
     async with _scanning_table() as (pilot, table):
         n = 0
@@ -303,7 +307,7 @@ async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s
         table.prepare_orders()
         await pilot.pause()
         for _ in range(200):
-            if not table._orders["time"].waiting and len(table._orders) == len(finding_table.SORT_KEYS):
+            if not table._orders["time"].waiting and len(table._orders) == len(columns.SORT_KEYS):
                 break
             await asyncio.sleep(0.01)
         assert table._orders["time"] is not order and table._view is table._orders["time"]
@@ -312,7 +316,7 @@ async def test_after_the_scan_an_order_built_in_slices_takes_the_waiting_order_s
 
 
 async def test_a_filter_set_while_rows_wait_sees_every_row(monkeypatch) -> None:
-    monkeypatch.setattr(finding_table, "EXACT", 25)
+    monkeypatch.setattr(rowlist, "EXACT", 25)
     rng = random.Random(4)
     async with _scanning_table() as (pilot, table):
         rows = [_make(rng, i) for i in range(300)]

@@ -16,7 +16,9 @@ from console.core.findings import Finding
 from console.core.index import FindingIndex
 from console.core.query import Facets, parse_filter
 from console.widgets import finding_table
-from console.widgets.finding_table import FindingTable, _Sorted, select_rows
+from console.core import columns, rowlist, rowviews
+from console.core.rowlist import SortedRows as _Sorted, select_rows
+from console.widgets.finding_table import FindingTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import gen  # noqa: E402
@@ -50,7 +52,7 @@ def test_select_rows_equals_the_predicate(rows, query):
     assert keep.select(rows) == expected
     random.Random(1).shuffle(shuffled := list(rows))
     assert select_rows(keep, shuffled) == [f for f in shuffled if keep(f)]  # the given order is kept
-    key = finding_table.SORT_FUNCS["run"]
+    key = columns.SORT_FUNCS["run"]
     ordered = _Sorted(key, sorted(rows, key=key))  # a blocked order, as the table filters it
     assert select_rows(keep, ordered) == [f for f in ordered if keep(f)]
     assert list(ordered.select(keep)) == [f for f in ordered if keep(f)]
@@ -69,8 +71,8 @@ def _crowded() -> Facets:
 @pytest.mark.parametrize("facets", [Facets, _crowded], ids=["coded", "past-255-tuples"])
 def test_selecting_by_facet_codes_equals_the_predicate(rows, query, facets, monkeypatch):
     keep = parse_filter(query)
-    key = finding_table.SORT_FUNCS["route"]
-    monkeypatch.setattr(finding_table, "BLOCK", 16)  # many blocks, some split by the inserts below
+    key = columns.SORT_FUNCS["route"]
+    monkeypatch.setattr(rowlist, "BLOCK", 16)  # many blocks, some split by the inserts below
     ordered = _Sorted(key, sorted(rows[: len(rows) // 2], key=key), facets=facets())
     for f in rows[len(rows) // 2 :]:
         ordered.insert(f)
@@ -133,7 +135,7 @@ async def test_filtered_table_stays_equal_to_a_brute_force_filter_under_live_cha
     monkeypatch.setattr(finding_table, "SLICE_S", 0.0)
     rng = random.Random(17)
     app = TriageApp(["/nonexistent/triage-runs"], monitor=False, clock=lambda: FROZEN)
-    monkeypatch.setattr(finding_table, "BLOCK", 8)  # many blocks on a small table
+    monkeypatch.setattr(rowlist, "BLOCK", 8)  # many blocks on a small table
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         table, live = _filled(app, rng, 400)
@@ -199,12 +201,12 @@ def test_a_fill_in_slices_shows_a_prefix_and_ends_equal_to_the_predicate_despite
     found so far are exactly the first ones of the display order."""
     rng = random.Random(len(query) + reverse)
     keep = parse_filter(query)
-    key = finding_table.SORT_FUNCS["run"]
-    monkeypatch.setattr(finding_table, "BLOCK", 8)
+    key = columns.SORT_FUNCS["run"]
+    monkeypatch.setattr(rowlist, "BLOCK", 8)
     live = {f"id{i}": _make(rng, i) for i in range(600)}
     order = _Sorted(key, sorted(live.values(), key=key), facets=Facets())
     result = _Sorted(key)
-    fill = finding_table._Fill(order, keep, reverse)
+    fill = rowviews.Fill(order, keep, reverse)
     n, steps = 1000, 0
     while not fill.step(result, 0.0):
         steps += 1
@@ -234,7 +236,7 @@ async def test_a_large_free_word_filter_paints_its_first_rows_at_once_and_the_re
     monkeypatch.setattr(finding_table, "FIRST_SLICE_S", 0.0)  # the first slice: a block or two
     monkeypatch.setattr(finding_table, "FIRST_SLICE_MAX_S", 0.0)
     monkeypatch.setattr(finding_table, "SLICE_S", 0.0)  # each later slice: one block
-    monkeypatch.setattr(finding_table, "BLOCK", 16)
+    monkeypatch.setattr(rowlist, "BLOCK", 16)
     go_on = asyncio.Event()
     fill_rest = FindingTable._fill_rest
 
