@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
     q = args.quick
     size = args.size or (1000 if q else 10_000)
-    from console.monitor import RECONCILE_S  # noqa: E402  (the monitor's own reconcile period bounds the waits)
+    from console.watch.status import RECONCILE_S  # noqa: E402  (the monitor's own reconcile period bounds the waits)
 
     cfg: dict[str, Any] = {
         "runs": max(1, args.runs if args.runs is not None else (1 if q else 2)),

@@ -29,7 +29,7 @@ from typing import Any
 from watchfiles._rust_notify import RustNotify
 
 from console.core.index import FindingIndex
-from console.monitor import DEBOUNCE_MS, RECONCILE_S, STEP_MS, RunMonitor, reconcile
+from console.watch import DEBOUNCE_MS, RECONCILE_S, STEP_MS, RunMonitor, reconcile
 
 from . import gen
 from .util import cpu_seconds, latency_summary, progress, r, ratio

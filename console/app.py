@@ -115,7 +115,7 @@ class TriageApp(App[None]):
         if self.config_error:
             self.notify(self.config_error, title="Settings not used", severity="error", timeout=15)
         if self.use_monitor:
-            from .monitor import RunMonitor
+            from .watch.monitor import RunMonitor
 
             self.monitor = RunMonitor(
                 self.index,

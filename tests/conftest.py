@@ -29,6 +29,19 @@ if os.environ.get("TRIAGE_TEST_LISTING"):
 
     _pool._helper_argv = _reordering_helper_argv
 
+    from console.watch import children as _children  # noqa: E402
+
+    _child_argv = _children.child_argv
+
+    def _reordering_child_argv(name: str, cfg: dict) -> list[str]:
+        # The watching children run isolated too: [python, -I, -S, child.py, SYS_PATH_JSON, CONFIG_JSON].
+        argv = _child_argv(name, cfg)
+        boot = (f"import sys; sys.path.insert(0, {_order_dir!r}); import sitecustomize, runpy; "
+                f"sys.argv = {argv[3:]!r}; runpy.run_path({argv[3]!r}, run_name='__main__')")
+        return [*argv[:3], "-c", boot]
+
+    _children.child_argv = _reordering_child_argv
+
 
 def pytest_report_header(config):
     mode = os.environ.get("TRIAGE_TEST_LISTING")

@@ -76,7 +76,7 @@ def test_a_live_monitor_follows_the_plan_tree(tmp_path) -> None:
     import threading
     import time
 
-    from console.monitor import RunMonitor
+    from console.watch import RunMonitor
 
     root = tmp_path / "runs"
     shutil.copytree(sample_runs_dir() / RUN, root / RUN)

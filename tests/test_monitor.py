@@ -16,7 +16,29 @@ from typing import Callable
 import pytest
 
 from console.core.index import Change, FindingIndex
-from console.monitor import MonitorStatus, RunMonitor, reconcile
+from console.watch import children as w_children, inotify as w_inotify, listing as w_listing
+from console.watch import monitor as w_monitor, partial as w_partial, poll as w_poll
+from console.watch.listing import reconcile
+from console.watch.monitor import RunMonitor
+from console.watch.status import MonitorStatus
+
+WATCH_MODULES = (w_children, w_inotify, w_listing, w_monitor, w_partial, w_poll)
+
+
+def patch_watch(monkeypatch, name: str, value) -> None:
+    """Set ``name`` wherever the watch modules look it up (each imports what it uses)."""
+    found = [m for m in WATCH_MODULES if hasattr(m, name)]
+    assert found, name
+    for m in found:
+        monkeypatch.setattr(m, name, value)
+
+
+def child_script(monkeypatch, script: str) -> None:
+    """The listing child replaced by ``script`` (run with ``python -c``, its config in argv)."""
+    import json as _json
+
+    monkeypatch.setattr(w_poll.ListerProcess, "command", staticmethod(lambda name, cfg: [sys.executable, "-c", script,
+                                                                                         _json.dumps(cfg)]))
 
 FAILURE = {"failure_type": "test_failed", "retryable": "true", "next_action": "Fix it.", "role": "verify",
            "agent": "codex", "exit_code": 1, "stderr_tail": "FAILED tests/test_a.py::test_x - AssertionError"}
@@ -203,13 +225,13 @@ def test_watch_jsonl_cli(root: Path) -> None:
 def test_inotify_limit_falls_back_to_polling_and_says_so(root: Path, monkeypatch) -> None:
     import errno
 
-    import console.monitor as monitor
+    from console.watch import monitor
 
-    class Exhausted(monitor.WatcherProcess):
+    class Exhausted(w_inotify.WatcherProcess):
         def ready(self, stop, timeout=600.0):
             raise OSError(errno.ENOSPC, "OS file watch limit reached")
 
-    monkeypatch.setattr(monitor, "WatcherProcess", Exhausted)
+    patch_watch(monkeypatch, "WatcherProcess", Exhausted)
     with Live(root) as live:
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
         assert "inotify watch limit" in live.statuses[-1].detail and "polling" in live.statuses[-1].detail
@@ -221,7 +243,7 @@ def test_inotify_limit_falls_back_to_polling_and_says_so(root: Path, monkeypatch
 def test_watch_shortfall_counts_this_process_watches(tmp_path: Path) -> None:
     from watchfiles._rust_notify import RustNotify
 
-    from console.monitor import inotify_watches, watch_shortfall
+    from console.watch.inotify import inotify_watches, watch_shortfall
 
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
@@ -236,9 +258,9 @@ def test_watch_shortfall_counts_this_process_watches(tmp_path: Path) -> None:
 
 
 def test_silent_watch_limit_degrades_to_polling(root: Path, monkeypatch) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
-    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
+    patch_watch(monkeypatch, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
     with Live(root) as live:
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
         # What inotify can still watch, it watches (here, all of it: the limit is not really short).
@@ -270,11 +292,11 @@ def _gone(pid: int, timeout: float = 5.0) -> bool:
 
 
 def test_polling_child_sees_new_rewritten_deleted_renamed_and_new_runs(root: Path, monkeypatch) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
     calls = []
-    real = monitor.reconcile
-    monkeypatch.setattr(monitor, "reconcile", lambda index, *a, **k: calls.append(1) or real(index, *a, **k))
+    real = w_listing.reconcile
+    patch_watch(monkeypatch, "reconcile", lambda index, *a, **k: calls.append(1) or real(index, *a, **k))
     with Live(root, poll=0.1) as live:
         _lister_pid(live)
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "polling")
@@ -301,10 +323,10 @@ def test_polling_child_sees_new_rewritten_deleted_renamed_and_new_runs(root: Pat
 
 def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
     """Changes between the child's baseline and the parent's reconcile, during it, and right after."""
-    import console.monitor as monitor
+    from console.watch import monitor
 
     path = root / "run-a" / "FAILURE.json"
-    real_ready, real_reconcile = monitor.ListerProcess.ready, monitor.reconcile
+    real_ready, real_reconcile = w_poll.ListerProcess.ready, w_listing.reconcile
     state = {"calls": 0}
 
     def ready(self, stop):
@@ -324,8 +346,8 @@ def test_polling_hand_over_misses_nothing(root: Path, monkeypatch) -> None:
             (root / "run-b" / "FAILURE.json").unlink()
         return result
 
-    monkeypatch.setattr(monitor.ListerProcess, "ready", ready)
-    monkeypatch.setattr(monitor, "reconcile", reconcile)
+    monkeypatch.setattr(w_poll.ListerProcess, "ready", ready)
+    patch_watch(monkeypatch, "reconcile", reconcile)
     with Live(root, poll=0.1) as live:
         assert live.wait(lambda: live.index.get("run-a/FAILURE.json").class_ == "environment")
         assert live.wait(lambda: set(live.paths()) == {"run-a/FAILURE.json", "run-c/FAILURE.json"})
@@ -350,9 +372,9 @@ def test_polling_child_killed_falls_back_to_reconcile(root: Path) -> None:
 
 
 def test_polling_child_that_cannot_start_falls_back(root: Path, monkeypatch) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
-    monkeypatch.setattr(monitor, "_LISTER_CHILD", "import sys; sys.exit(3)")
+    child_script(monkeypatch, "import sys; sys.exit(3)")
     with Live(root, poll=0.1) as live:
         write_json(root / "run-b" / "FAILURE.json", FAILURE)
         assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
@@ -368,9 +390,9 @@ def test_polling_root_vanishes_and_returns(root: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_degraded_polls_through_the_child_and_recovers_a_root(root: Path, monkeypatch, tmp_path: Path) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
-    monkeypatch.setattr(monitor, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
+    patch_watch(monkeypatch, "watch_shortfall", lambda dirs, watches=None: f"0 of {dirs} directories watched")
     with Live(root) as live:
         assert live.wait(lambda: live.statuses and live.statuses[-1].mode == "degraded")
         live.monitor.reconcile_interval = 0.1
@@ -388,13 +410,13 @@ def test_degraded_polls_through_the_child_and_recovers_a_root(root: Path, monkey
 
 @pytest.mark.slow
 def test_stop_while_a_listing_runs(root: Path, monkeypatch) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
     # A child that answers its baseline, then never finishes a listing (and ignores stdin's end).
     hung = ("import json, os, signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
             "print(json.dumps({'ready': True, 'missing': [], 'cpu': 0}), flush=True)\nos.read(0, 5)\n"
             "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n")
-    monkeypatch.setattr(monitor, "_LISTER_CHILD", hung)
+    child_script(monkeypatch, hung)
     live = Live(root, poll=0.05)
     with live:
         pid = _lister_pid(live)
@@ -415,7 +437,7 @@ def test_stop_ends_a_real_listing_child(root: Path) -> None:
 
 
 def test_listing_child_exits_when_its_parent_dies(root: Path) -> None:
-    script = ("import sys, time\nfrom console.monitor import ListerProcess\n"
+    script = ("import sys, time\nfrom console.watch.poll import ListerProcess\n"
               f"p = ListerProcess([{str(root)!r}])\nprint(p.proc.pid, flush=True)\ntime.sleep(60)\n")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
@@ -431,7 +453,8 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
     """Symlinks not followed, dot-directories skipped, MAX_DEPTH, tracked names: the child's report
     of a tree written after its (empty) baseline equals ``listing()``."""
     from console.core.index import MAX_DEPTH
-    from console.monitor import ListerProcess, listing
+    from console.watch.listing import listing
+    from console.watch.poll import ListerProcess
 
     root = tmp_path / "runs"
     root.mkdir()
@@ -479,33 +502,42 @@ def test_listing_child_lists_exactly_as_listing(tmp_path: Path) -> None:
         lister.close()
 
 
-def test_the_childrens_rule_is_core_tracked() -> None:
-    """The listing and watching children spell core/tracked.py out from their config: the same
-    answer for every file and every directory."""
-    from console.core import tracked as T
-    from console.monitor import _TRACKED_RULE, tracked_config
+def test_the_listing_child_lists_what_the_index_tracks(tmp_path: Path) -> None:
+    """The listing child (a real process, core/tracked.py's rule imported, not copied) reports
+    exactly the files the parent's own listing holds, over every kind of name and directory."""
+    from console.watch.listing import listing
+    from console.watch.poll import ListerProcess
 
-    rule: dict = {"cfg": tracked_config()}
-    exec(_TRACKED_RULE, rule)  # noqa: S102 - the children's own code, from this repository
+    root = tmp_path / "runs"
     names = ["FAILURE.json", "STAGE.md", "history.jsonl", "stage.md", "History.jsonl", ".x.json", "a.json~", "a.json.tmp",
-             "a.decision.json", "a.decision.json.sig", "report.JSON", "x.jsonl", "events.json", "json", ".json", "~",
-             "STAGE.md~", ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp", "task.md", "story.md", "README.md",
-             "active.json", "plans", ".claude", ".aura", ".git", "features", "x"]
-    dirs = ["", "run", "run/nodes", "run/.claude", "run/.aura", "run/.git", "run/.claude/plans", "run/.claude/other",
+             "a.decision.json", "a.decision.json.sig", "report.JSON", "x.jsonl", "events.json", ".json", "STAGE.md~",
+             ".STAGE.md", "a.txt", "attempt-1.json", "FAILURE.json.swp", "task.md", "story.md", "README.md", "active.json"]
+    dirs = ["run", "run/nodes", "run/.claude", "run/.aura", "run/.git", "run/.claude/plans", "run/.claude/other",
             "run/.claude/plans/features/F/stories/S/tasks/T", "run/.claude/plans/.trace", "run/a/.claude",
             "run/.claude/plans/" + "/".join(f"d{i}" for i in range(12)), "/".join(f"d{i}" for i in range(9))]
     for d in dirs:
-        parts = d.split("/") if d else []
+        (root / d).mkdir(parents=True, exist_ok=True)
         for name in names:
-            rel = f"{d}/{name}" if d else name
-            assert rule["tracked_rel"](rel.split("/")) == T.tracked(rel), rel
-            assert rule["enters"](parts, name) == T.enters(d, name), rel
+            (root / d / name).write_text("{}")
+    index = FindingIndex([root])
+    expected = {os.path.join(r, rel) for (r, rel) in listing(index)[0]}
+    stop = threading.Event()
+    child = ListerProcess([str(root)])
+    try:
+        assert child.ready(stop)
+        for path in expected:
+            os.utime(path, ns=(1, 1))  # every tracked file changed: the next listing names each
+        got: set[str] = set()
+        assert child.poll(stop, got.update)
+    finally:
+        child.close()
+    assert got == expected and len(expected) >= 20
 
 
 def test_polling_child_converges_under_writes_across_the_hand_over(root: Path) -> None:
     """Files created, rewritten and deleted without pause while the child takes its baseline, the
     parent reconciles and the first listings run: once writing stops, the index equals a listing."""
-    from console.monitor import listing
+    from console.watch.listing import listing
 
     stop = threading.Event()
 
@@ -624,19 +656,19 @@ def _three_runs(root: Path) -> None:
 
 @pytest.mark.slow
 def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path, monkeypatch) -> None:
-    import console.monitor as monitor
+    from console.watch import monitor
 
     root = tmp_path / "runs"
     _three_runs(root)  # root + 3 runs + 3 event directories: 7 to watch
-    monkeypatch.setattr(monitor, "inotify_limit", lambda: 6)  # below what the scan saw: no full watcher tried
-    monkeypatch.setattr(monitor, "PARTIAL_SHARE", 1.0)
-    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
-    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)  # no poll in this test's time: what arrives came by events
+    patch_watch(monkeypatch, "inotify_limit", lambda: 6)  # below what the scan saw: no full watcher tried
+    patch_watch(monkeypatch, "PARTIAL_SHARE", 1.0)
+    patch_watch(monkeypatch, "PARTIAL_SPARE", 0)
+    patch_watch(monkeypatch, "DEGRADED_POLL_S", 60.0)  # no poll in this test's time: what arrives came by events
     started: list = []
-    monkeypatch.setattr(monitor, "WatcherProcess", lambda *a, **k: started.append(a))
+    patch_watch(monkeypatch, "WatcherProcess", lambda *a, **k: started.append(a))
     handed_over: list = []
-    real_reconcile = monitor.reconcile
-    monkeypatch.setattr(monitor, "reconcile", lambda *a, **k: handed_over.append(1) or real_reconcile(*a, **k))
+    real_reconcile = w_listing.reconcile
+    patch_watch(monkeypatch, "reconcile", lambda *a, **k: handed_over.append(1) or real_reconcile(*a, **k))
     with Live(root) as live:
         # Polling has begun: the listing child's baseline and the one reconcile after it are done.
         assert live.wait(lambda: live.monitor.partial is not None and handed_over)
@@ -658,18 +690,18 @@ def test_too_few_watches_watch_each_run_and_the_newest_runs_whole(tmp_path: Path
 def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, monkeypatch) -> None:
     import errno
 
-    import console.monitor as monitor
+    from console.watch import monitor
 
-    class Exhausted(monitor.WatcherProcess):
+    class Exhausted(w_inotify.WatcherProcess):
         def ready(self, stop, timeout=600.0):
             raise OSError(errno.ENOSPC, "OS file watch limit reached")
 
     root = tmp_path / "runs"
     _three_runs(root)
-    monkeypatch.setattr(monitor, "WatcherProcess", Exhausted)
-    monkeypatch.setattr(monitor, "inotify_limit", lambda: 100)
-    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
-    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 60.0)
+    patch_watch(monkeypatch, "WatcherProcess", Exhausted)
+    patch_watch(monkeypatch, "inotify_limit", lambda: 100)
+    patch_watch(monkeypatch, "PARTIAL_SPARE", 0)
+    patch_watch(monkeypatch, "DEGRADED_POLL_S", 60.0)
     with Live(root) as live:
         assert live.wait(lambda: live.monitor.partial is not None)
         assert live.wait(lambda: live.statuses and "7 of 7 directories watched" in live.statuses[-1].detail)
@@ -685,7 +717,7 @@ def test_a_partial_watch_takes_new_runs_while_it_has_watches(tmp_path: Path, mon
 @pytest.mark.slow
 def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, monkeypatch) -> None:
     """At 100k runs a listing takes seconds: events that come meanwhile are applied at once."""
-    import console.monitor as monitor
+    from console.watch import monitor
 
     root = tmp_path / "runs"
     _three_runs(root)
@@ -694,19 +726,19 @@ def test_a_partial_watch_applies_events_while_a_listing_runs(tmp_path: Path, mon
             "print(json.dumps({'ready': True, 'missing': [], 'cpu': 0}), flush=True)\n"
             "while b'list' not in os.read(0, 4096): pass\n"
             "print(json.dumps({'listing': True}), flush=True)\ntime.sleep(60)\n")
-    monkeypatch.setattr(monitor, "_LISTER_CHILD", hung)
-    monkeypatch.setattr(monitor, "inotify_limit", lambda: 6)
-    monkeypatch.setattr(monitor, "PARTIAL_SHARE", 1.0)
-    monkeypatch.setattr(monitor, "PARTIAL_SPARE", 0)
-    monkeypatch.setattr(monitor, "DEGRADED_POLL_S", 0.05)
+    child_script(monkeypatch, hung)
+    patch_watch(monkeypatch, "inotify_limit", lambda: 6)
+    patch_watch(monkeypatch, "PARTIAL_SHARE", 1.0)
+    patch_watch(monkeypatch, "PARTIAL_SPARE", 0)
+    patch_watch(monkeypatch, "DEGRADED_POLL_S", 0.05)
     listing: list = []
-    real_poll = monitor.ListerProcess.poll
+    real_poll = w_poll.ListerProcess.poll
 
     def poll(self, stop, on_paths):
         listing.append(1)
         return real_poll(self, stop, on_paths)
 
-    monkeypatch.setattr(monitor.ListerProcess, "poll", poll)
+    monkeypatch.setattr(w_poll.ListerProcess, "poll", poll)
     with Live(root) as live:
         assert live.wait(lambda: live.monitor.partial is not None and listing)
         time.sleep(0.2)  # well inside the listing that never ends

@@ -282,7 +282,7 @@ def test_a_watching_console_sees_a_resume_run_elsewhere_spend_its_decision(kit):
     """The result appears in the run's .triage directory, written by another process: any event in a run
     makes the index derive and judge that run again, so the gate waits again without a file being re-read."""
     from console.core.index import FindingIndex
-    from console.monitor import RunMonitor
+    from console.watch import RunMonitor
 
     finding, done = signed(kit)
     marks: list[str] = []

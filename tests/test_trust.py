@@ -557,7 +557,7 @@ def test_a_detached_daemon_keeps_its_run_locked(tmp_path: Path) -> None:
 # --- the watch recovers a root that goes and comes back ------------------------------------------
 
 from console.core.index import FindingIndex  # noqa: E402
-from console.monitor import RunMonitor  # noqa: E402
+from console.watch import RunMonitor  # noqa: E402
 
 FAILED = json.dumps({"failure_type": "test_failed", "retryable": False, "next_action": "fix it"})
 

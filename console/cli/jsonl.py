@@ -9,7 +9,8 @@ import threading
 from ..core.decisions import settings_judge
 from ..core.index import Change, FindingIndex
 from ..core.safety import safe_json
-from ..monitor import MonitorStatus, RunMonitor
+from ..watch.monitor import RunMonitor
+from ..watch.status import MonitorStatus
 
 
 def run_jsonl(roots: list[str], *, poll: float | None = None, out=None, masked: bool = True) -> int:

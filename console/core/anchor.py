@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import secrets
-from typing import Any
 
 ANCHORS = "anchors"
 KEEP = 1000

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 from . import audit, reading
 from .config import RootSettings
 from .ids import RESULTS, RESUMING_CHOICES, STATE_DIR, iso, plain_id
-from .resume_results import read_small_json, result_at, spent  # noqa: F401  (spent: callers' surface)
+from .resume_results import read_small_json, result_at
 
 LOCK = "resume.lock"
 GUARD = "resume.guard"

@@ -47,7 +47,11 @@ def in_plan_tree(parts: list[str]) -> bool:
 
 def tracked(rel: str) -> bool:
     """Whether the file at ``rel`` (below a root, "/"-separated) is one the console reads."""
-    parts = rel.split("/")
+    return tracked_parts(rel.split("/"))
+
+
+def tracked_parts(parts: list[str]) -> bool:
+    """``tracked`` for a path already split into its components below the root."""
     if in_plan_tree(parts):
         inner = parts[3:]
         return (0 < len(inner) <= PLAN_DEPTH + 1 and not any(p.startswith(".") for p in inner)
@@ -60,7 +64,11 @@ def tracked(rel: str) -> bool:
 def enters(rel_dir: str, name: str) -> bool:
     """Whether a walk at the directory ``rel_dir`` (below a root; "" for the root) goes into
     its subdirectory ``name``."""
-    parts = rel_dir.split("/") if rel_dir else []
+    return enters_parts(rel_dir.split("/") if rel_dir else [], name)
+
+
+def enters_parts(parts: list[str], name: str) -> bool:
+    """``enters`` for a directory already split into its components below the root."""
     depth = len(parts) + 1  # the subdirectory's level below the root (a run is 1)
     if parts and in_plan_tree(parts):
         return not name.startswith(".") and depth - 3 <= PLAN_DEPTH

@@ -16,7 +16,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Sparkline, Static
-from textual.widgets._footer import FooterKey
+from .. import compat
 
 from ..core.findings import Finding
 from ..core.taxonomy import ROUTES
@@ -68,7 +68,8 @@ class SteadyFooter(Footer):
         active = {b.action: (b, enabled) for (_n, b, enabled, _t) in screen.active_bindings.values() if b.show}
         possible: dict[str, Binding] = {}  # action -> its first binding down the focus chain
         seen_keys: set[str] = set()
-        for _namespace, bindings in screen._modal_binding_chain:
+        FooterKey = compat.footer_key()
+        for _namespace, bindings in compat.modal_binding_chain(screen):
             for key, binding in bindings:
                 if key in seen_keys:
                     continue
@@ -100,6 +101,7 @@ class SteadyFooter(Footer):
                 if binding.group is not None:
                     return False
                 wanted.setdefault(binding.action, (binding.key, binding.description, enabled))
+        FooterKey = compat.footer_key()
         keys = [k for k in self.query_children(FooterKey) if not k.has_class("-command-palette")]
         if not keys:
             return False
@@ -116,9 +118,8 @@ class SteadyFooter(Footer):
             visible = widget in shown
             if widget.display != visible:
                 widget.display = visible
-            if visible and widget._disabled == shown[widget]:  # enabled changed
-                widget._disabled = not shown[widget]
-                widget.set_class(widget._disabled, "-disabled")
+            if visible and compat.key_disabled(widget) == shown[widget]:  # enabled changed
+                compat.set_key_disabled(widget, not shown[widget])
         return True
 
 
@@ -143,13 +144,7 @@ class FilterInput(Input):
         # Input.Changed applies only the latest text
 
 
-def _events_waiting(app) -> bool:
-    """Whether the app has messages (typically keys) not yet handled."""
-    queue = getattr(app, "_message_queue", None)
-    try:
-        return queue is not None and not queue.empty()
-    except Exception:  # Textual's internals changed: act as if nothing were waiting
-        return False
+_events_waiting = compat.events_waiting
 
 
 def count(n: int) -> str:
@@ -225,7 +220,7 @@ class MainScreen(Screen[None]):
 
     def _fit_header(self) -> None:
         self.query_one("#table-header", Static).update(Text(header_text(self.table.size.width)))
-        self.table._line_cache.clear()
+        compat.clear_line_cache(self.table)
         self.table.refresh()
 
     # --- data in ------------------------------------------------------------------------
