@@ -151,6 +151,21 @@ def goals(res: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _commit() -> str | None:
+    """The checkout's commit (with ``+changes`` when its tree differs), None outside a git checkout."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes for a fast smoke run (1k/10k runs, 50 writes, 2 s idle)")
@@ -223,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             "burst_files": cfg["burst"],
             "idle_s": cfg["idle_s"],
             "python": platform.python_version(),
+            "commit": _commit(),
             "cpus": os.cpu_count(),
             "loadavg_start": [round(x, 2) for x in load0],
             "loadavg_end": [round(x, 2) for x in os.getloadavg()],

@@ -55,11 +55,6 @@ def scroll_update(widget: Any, size: Any) -> None:
     widget._scroll_update(size)
 
 
-def clear_line_cache(widget: Any) -> None:
-    """Forget the lines a ``ScrollView`` rendered (its styles changed under them)."""
-    widget._line_cache.clear()
-
-
 # ``Input._watch_value``, the private watcher ``screens.main.FilterInput`` overrides to hear each
 # keystroke in the same call (``Input.Changed`` comes a message later): its name, for the test.
 INPUT_VALUE_WATCHER = "_watch_value"

@@ -67,3 +67,16 @@ def test_cli_module_imports_neither_textual_nor_rich():
     result = _loaded_after_import(["console.cli"])
     assert result["imported"] == ["console.cli"]
     assert result["heavy"] == []
+
+
+def test_the_declared_layering_contracts_hold():
+    """``[tool.importlinter]`` in pyproject.toml: the core pure, floors importing only downwards, no
+    cycles, the pipeline-side checker standing alone (every import, lazy ones too, is seen)."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(lint), "--no-cache", "--config", str(REPO / "pyproject.toml")],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    import re
+
+    kept = re.search(r"Contracts: (\d+) kept, 0 broken", proc.stdout)
+    assert kept and int(kept.group(1)) >= 5, proc.stdout[-2000:]

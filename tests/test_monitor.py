@@ -773,3 +773,46 @@ def test_changes_are_announced_in_the_order_they_were_applied() -> None:
     first.join()
     second.join()
     assert announced == [1, 2]
+
+
+@pytest.mark.parametrize("kind", ["inotify", "partial"])
+def test_the_real_watcher_children_start_and_report_a_new_file(tmp_path: Path, kind: str) -> None:
+    """The child processes themselves (not the in-process fallback the monitor takes when a child
+    cannot run): each says it is ready and reports a file written after that."""
+    root = tmp_path / "runs"
+    (root / "run-a").mkdir(parents=True)
+    if kind == "inotify":
+        watcher = w_inotify.WatcherProcess([str(root)], 10, 5)
+    else:
+        watcher = w_partial.PartialWatcher([str(root)], 100, 10, 5)
+    stop = threading.Event()
+    try:
+        assert watcher.ready(stop, timeout=30), "the child did not say it watches"
+        assert watcher.watches, watcher.ready_message
+        target = root / "run-a" / "FAILURE.json"
+        target.write_text("{}")
+        seen: set[str] = set()
+        deadline = time.monotonic() + 10
+        while str(target) not in seen and time.monotonic() < deadline:
+            batch = watcher.watch(1.0, stop)
+            if isinstance(batch, set):
+                seen |= batch
+        assert str(target) in seen
+    finally:
+        watcher.close()
+
+
+def test_a_monitor_on_a_real_root_watches_through_its_child(root: Path, monkeypatch) -> None:
+    fallbacks: list[tuple] = []
+    real = w_inotify.InProcessWatcher
+
+    def in_process(*args):
+        fallbacks.append(args)
+        return real(*args)
+
+    patch_watch(monkeypatch, "InProcessWatcher", in_process)
+    with Live(root) as live:
+        assert live.wait(lambda: any(s.mode == "live" for s in live.statuses))
+        write_json(root / "run-b" / "FAILURE.json", FAILURE)
+        assert live.wait(lambda: "run-b/FAILURE.json" in live.paths())
+    assert fallbacks == []

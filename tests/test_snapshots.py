@@ -98,3 +98,128 @@ def test_hostile_content(snap_compare, tmp_path: Path) -> None:
         "agent": "codex", "exit_code": 1, "stderr_tail": hostile + "\n" + "A" * 5000, "failed_at": "2026-11-29T11:00:00Z"}))
     fixed_tree(tmp_path)
     assert snap_compare(app_for(root), terminal_size=SIZE, run_before=loaded)
+
+
+# --- every other screen and modal ------------------------------------------------------------
+
+SMALL = (80, 24)
+HOLD = "2026-11-28-org-run-7f3a-benchmark-report/nodes/nr-7f3a-validator-reflection/attempt-3.json"
+RESUMABLE = "r-20261128-1730-payments-webhooks/FAILURE.json"
+
+
+def signing_app(root: Path) -> TriageApp:
+    """Signing as an operator whose policy lets them sign every gate (nothing is signed here)."""
+    from console.core.config import Policy
+    from console.core.taxonomy import GATES
+    from console.screens.decision import Signing
+
+    policy = Policy(source="/etc/triage/policy.toml", allowed_signers="/etc/triage/allowed_signers",
+                    lifetime_s=4 * 3600, gates={g: ("alice@example.com",) for g in (*GATES, "retry")})
+    how = Signing(operator="alice@example.com", key="/home/alice/.ssh/triage_ed25519", policy=policy)
+    return TriageApp([str(root)], monitor=False, clock=lambda: FROZEN, signing=how)
+
+
+async def select(pilot, rel: str) -> None:
+    await loaded(pilot)
+    app = pilot.app
+    app._main().select(next(r.id for r in app.index.rows() if r.path == rel))
+    await pilot.pause()
+
+
+def test_main_screen_at_80x24(snap_compare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SMALL, run_before=loaded)
+
+
+def test_filter_prompt(snap_compare, tmp_path: Path) -> None:
+    async def typed(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("slash", *"route:human")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=typed)
+
+
+def test_help_panel(snap_compare, tmp_path: Path) -> None:
+    async def helped(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=helped)
+
+
+def test_runs_screen(snap_compare, tmp_path: Path) -> None:
+    async def runs(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=runs)
+
+
+def test_gate_queue_at_80x24(snap_compare, tmp_path: Path) -> None:
+    async def gates(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SMALL, run_before=gates)
+
+
+def test_decision_screen_for_a_hold(snap_compare, tmp_path: Path) -> None:
+    async def deciding(pilot) -> None:
+        await select(pilot, HOLD)
+        await pilot.press("d")
+        await settle(pilot)
+
+    assert snap_compare(signing_app(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=deciding)
+
+
+def test_decision_screen_without_an_operator(snap_compare, tmp_path: Path) -> None:
+    async def deciding(pilot) -> None:
+        await select(pilot, RESUMABLE)
+        await pilot.press("d")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SMALL, run_before=deciding)
+
+
+def _finished_job():
+    from console.core.config import RootSettings
+    from console.core.resume import Resume, ResumeResult
+    from console.screens.resume import ResumeJob
+
+    argv = ["python3", "/opt/pipeline/stage_runner.py", "resume", "r-20261128-1730-payments-webhooks", "--role", "verify"]
+    resume = Resume(root="/srv/runs", finding=None, decision={}, decision_path="", spec=RootSettings(path="/srv/runs"),
+                    argv=argv)
+    job = ResumeJob(resume=resume, label="r-20261128-1730-payments-webhooks / verify", started=0.0)
+    for line in ("resuming role verify of r-20261128-1730-payments-webhooks", "running tests: 214 passed",
+                 "\x1b[31mcolour codes in output are shown, never obeyed\x1b[0m", "role verify completed"):
+        job.add_line(line)
+    job.finish(ResumeResult(decision_id="3f9c0b1e-0000-4000-8000-000000000001", argv=argv, exit_code=0,
+                            cancelled=False, started_at="2026-11-29T11:58:00Z", ended_at="2026-11-29T11:59:12Z",
+                            log_path="/srv/runs/r-20261128-1730-payments-webhooks/.triage/resume/3f9c0b1e.log",
+                            result_path="", run_dir="/srv/runs/r-20261128-1730-payments-webhooks"))
+    return job
+
+
+def test_resume_log_screen(snap_compare, tmp_path: Path) -> None:
+    from console.screens.resume import ResumeScreen
+
+    async def showing(pilot) -> None:
+        await loaded(pilot)
+        await pilot.app.push_screen(ResumeScreen(_finished_job()))
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=showing)
+
+
+def test_quit_while_a_resume_runs(snap_compare, tmp_path: Path) -> None:
+    from console.screens.resume import QuitScreen
+
+    async def asking(pilot) -> None:
+        await loaded(pilot)
+        await pilot.app.push_screen(QuitScreen(1))
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=asking)

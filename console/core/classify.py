@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
-from .formats import runtime as runtime_format, stage as stage_format
 from .literals import Prefilter, lower_pattern
 from .rules import RULES
 from .safety import mask_secrets
+from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
 RULESET_VERSION = "2026.12.1"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
@@ -139,7 +139,7 @@ class Classification:
     @property
     def kind_retryable(self) -> bool:
         """The agent runtime's own default for ``kind`` (unknown and cancelled never are)."""
-        return self.kind in runtime_format.RETRYABLE
+        return self.kind in RUNTIME_RETRYABLE
 
     @property
     def matched_nothing(self) -> bool:
@@ -181,7 +181,7 @@ def _rules() -> tuple[Rule, ...]:
 
 MESSAGE_RULES: tuple[Rule, ...] = _rules()
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", NO_RULE_CONFIDENCE)
-_STAGE_ROWS = {row.name: row for row in stage_format.CLASSES}
+_STAGE_ROWS = {row.name: row for row in STAGE_CLASSES}
 
 KIND_TO_TYPE = {
     "permission": "permission", "validation": "unclear_plan", "tool": "agent_failed", "timeout": "environment",
@@ -258,8 +258,8 @@ def _result(event: Mapping[str, Any], failure_type: str | None, kind: str | None
                               confidence, rule, matched, tuple(evidence), None)
     row = _STAGE_ROWS[failure_type]
     return Classification(
-        failure_type=failure_type, kind=kind, retryable=failure_type in stage_format.RETRYABLE,
-        next_action=stage_format.NEXT_ACTION[failure_type].format(role=role, agent=agent), route=row.route,
+        failure_type=failure_type, kind=kind, retryable=failure_type in STAGE_RETRYABLE,
+        next_action=STAGE_NEXT_ACTION[failure_type].format(role=role, agent=agent), route=row.route,
         confidence=confidence, rule=rule, matched=matched, evidence=tuple(evidence), fingerprint=fingerprint(kind, message),
     )
 
@@ -309,7 +309,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     if exit_code == 0:
         return result(None, None, 1.0, "structured.exit_zero", "exit_code=0", ["exit_code=0: not a failure"])
     kind = event.get("kind")
-    if isinstance(kind, str) and kind in runtime_format.KINDS:
+    if isinstance(kind, str) and kind in RUNTIME_KINDS:
         return result(KIND_TO_TYPE[kind], kind, 0.95, "structured.kind", f"kind={kind}", [f"structured kind={kind} (beats message text)"])
     code = event.get("code")
     if isinstance(code, str) and code.upper() in CODE_RULES:

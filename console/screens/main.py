@@ -220,8 +220,7 @@ class MainScreen(Screen[None]):
 
     def _fit_header(self) -> None:
         self.query_one("#table-header", Static).update(Text(header_text(self.table.size.width)))
-        compat.clear_line_cache(self.table)
-        self.table.refresh()
+        self.table.redraw()
 
     # --- data in ------------------------------------------------------------------------
     @property

@@ -14,9 +14,10 @@ if __name__ == "__main__":
 
 
 def main() -> None:
-    from watchfiles import RustNotify
-
+    from console.compat import rust_notify
     from console.watch import childio
+
+    RustNotify = rust_notify()
 
     cfg = childio.start()
     threading.Thread(target=childio.wait_eof, daemon=True).start()

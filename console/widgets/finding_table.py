@@ -432,6 +432,11 @@ class FindingTable(ScrollView, can_focus=True):
         super().notify_style_update()
         self._line_cache.clear()
 
+    def redraw(self) -> None:
+        """Draw every line again (the header above it changed its widths)."""
+        self._line_cache.clear()
+        self.refresh()
+
     def _expire_new(self) -> None:
         now = time.monotonic()
         self._new = {k: t for k, t in self._new.items() if now - t < NEW_FOR}

@@ -8,31 +8,18 @@ name beats the message text.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from .. import taxonomy as tx
 from ..findings import Entry, Evidence
 from ..fingerprint import VERSION, fingerprint
 from ..reading import FileRead
 from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, tie_order, time_field
 
-KINDS: Final = ("permission", "validation", "tool", "timeout", "cancelled", "test", "typecheck", "dependency", "budget", "unknown")
-RETRYABLE: Final = frozenset({"tool", "timeout", "test", "typecheck", "dependency"})
-NEVER_RETRIED: Final = frozenset({"permission", "validation", "cancelled", "budget", "unknown"})
-
-CLASSES: Final = (
-    tx.Class("runtime", "permission", "fix", None, "Policy or authorisation refused; the grant must change first."),
-    tx.Class("runtime", "validation", "fix", None, "Bad input or broken invariant; the same input will not heal."),
-    tx.Class("runtime", "tool", "retry", None, "An external capability failed temporarily; retry with backoff."),
-    tx.Class("runtime", "timeout", "retry", None, "A deadline expired; retry with a smaller task or a new budget."),
-    tx.Class("runtime", "cancelled", "none", None, "The user or system asked to stop; respected, not retried."),
-    tx.Class("runtime", "test", "fix", None, "Tests failed; a new patch is needed."),
-    tx.Class("runtime", "typecheck", "fix", None, "Type checking failed; a new patch is needed."),
-    tx.Class("runtime", "dependency", "fix", None, "A module, package or binary is missing."),
-    tx.Class("runtime", "budget", "replan", None, "A hard resource cap was hit; compress or split the work."),
-    tx.Class("runtime", "unknown", "human", "escalation", "Cannot be explained reliably; stop and keep the diagnostics for a person."),
+from ..vocabulary import (  # noqa: F401  (this producer's vocabulary, under its own names)
+    RUNTIME_CLASSES as CLASSES, RUNTIME_KINDS as KINDS, RUNTIME_NEVER_RETRIED as NEVER_RETRIED,
+    RUNTIME_RETRYABLE as RETRYABLE,
 )
 
 

@@ -15,48 +15,15 @@ from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import Field
 
-from .. import taxonomy as tx
 from ..findings import Entry
 from ..fingerprint import fingerprint
 from ..reading import FileRead
 from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, time_field
 
-FAILURE_TYPES: Final = (
-    "interrupted", "agent_missing", "permission", "environment", "unclear_plan",
-    "remote_unreachable", "dirty_worktree", "test_failed", "confirmation_required", "agent_failed",
+from ..vocabulary import (  # noqa: F401  (this producer's vocabulary, under its own names)
+    STAGE_CLASSES as CLASSES, STAGE_FAILURE_TYPES as FAILURE_TYPES, STAGE_NEXT_ACTION as NEXT_ACTION,
+    STAGE_RETRYABLE as RETRYABLE, stage_next_action as next_action,
 )
-# The runner's own failure_retryable case statement. Its prose also lists dirty_worktree as
-# "depends on the user's intent"; the function prints false, and a worktree choice is a human gate.
-RETRYABLE: Final = frozenset({"unclear_plan", "test_failed", "agent_failed", "remote_unreachable", "interrupted", "environment"})
-NEXT_ACTION: Final = {
-    "agent_missing": "Install or expose agent command {agent}, or override fallback list for role {role}.",
-    "environment": "Fix local runtime/resource issue, then rerun from {role}.",
-    "permission": "Fix filesystem/tool permission, then rerun from {role}.",
-    "unclear_plan": "Harden PLAN.md, TASKS.md, EXECUTION.md, CONTEXT.md, TASK_GRAPH.json, then rerun readiness.",
-    "remote_unreachable": "Check SSH/network/inventory for target machine, then regenerate remote handoff.",
-    "dirty_worktree": "Inspect git status, preserve useful partial work, then rerun intentionally or take over.",
-    "test_failed": "Inspect failing tests, fix required issues, rerun verification, then resume.",
-    "confirmation_required": "Get explicit user confirmation before continuing.",
-    "interrupted": "Resume from interrupted role when ready.",
-    "agent_failed": "Inspect output, update plan state if needed, then retry role {role} or choose another agent.",
-}
-
-CLASSES: Final = (
-    tx.Class("stage", "interrupted", "retry", "resume", "Stopped by Ctrl-C/SIGINT (exit 130); resume from the role when ready."),
-    tx.Class("stage", "agent_missing", "fix", None, "The agent CLI is not installed or not on PATH (exit 127)."),
-    tx.Class("stage", "permission", "fix", None, "Filesystem or tool permission denied."),
-    tx.Class("stage", "environment", "fix", None, "Local runtime or resource trouble: timeout, memory, disk, missing tools."),
-    tx.Class("stage", "unclear_plan", "replan", None, "Failed in readiness: the plan documents are incomplete."),
-    tx.Class("stage", "remote_unreachable", "retry", None, "The remote machine cannot be reached over SSH/network."),
-    tx.Class("stage", "dirty_worktree", "human", "worktree", "Uncommitted git changes would be overwritten: commit, discard or take over."),
-    tx.Class("stage", "test_failed", "fix", None, "Tests, assertions or builds fail: the code has a bug."),
-    tx.Class("stage", "confirmation_required", "human", "confirm", "A risky step (deploy, migration, destructive, credentials) waits for explicit approval."),
-    tx.Class("stage", "agent_failed", "retry", None, "The agent failed for no more specific reason; retry or choose another agent."),
-)
-
-
-def next_action(failure_type: str, role: str | None, agent: str | None) -> str:
-    return NEXT_ACTION[failure_type].format(role=role or "the role", agent=agent or "agent")
 
 
 class StageFailure(Model):

@@ -149,11 +149,10 @@ def _helper_argv(standby: bool = False) -> list[str]:
     can shadow one. The directory holding this package comes first (an editable install may find
     it through an import hook that ``-S`` leaves out).
     """
-    from .. import scan_helper
-
+    helper = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scan_helper.py")
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     path = [top] + [os.path.abspath(p) for p in sys.path if p != top]
-    return [sys.executable, "-I", "-S", scan_helper.__file__, json.dumps(path), "standby" if standby else "scan"]
+    return [sys.executable, "-I", "-S", helper, json.dumps(path), "standby" if standby else "scan"]
 
 
 class _Spawned:
