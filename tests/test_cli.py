@@ -85,7 +85,7 @@ def test_ls_sample_runs_json_covers_every_format_gate_and_status():
 
 def test_ls_table_lists_findings(tmp_path):
     no_gate_tree(tmp_path)
-    result = invoke("ls", str(tmp_path))
+    result = invoke("ls", str(tmp_path), "--table")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].startswith("RUN")
@@ -132,9 +132,12 @@ def test_ls_bad_route_is_usage_error(tmp_path):
 
 
 def test_ls_missing_root_reports_it(tmp_path):
+    """A mistyped root is exit 2 with the reason, never an empty list that reads as "nothing to do"."""
     missing = tmp_path / "nope"
     result = invoke("ls", str(missing), "--json")
-    assert json.loads(result.stdout) == []
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)
+    assert error["schema"] == "triage-error/v1" and str(missing) in error["error"] and "does not exist" in error["error"]
     assert str(missing) in result.stderr
 
 

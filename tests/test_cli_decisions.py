@@ -136,6 +136,7 @@ def test_ls_needs_human_drops_a_gate_once_a_verified_decision_answers_it(kit):
     decided = next(f for f in everything if f["path"] == CONFIRM)
     assert decided["decision"]["state"] == "valid" and decided["decision"]["choice"] == "approve"
     # without a policy to check it against, the same decision does not settle the gate
+    (kit.base / "none.toml").write_text("")  # settings with no policy
     bare = triage(kit, "ls", str(kit.root), "--needs-human", "--json", env={"TRIAGE_CONFIG": str(kit.base / "none.toml")})
     assert bare.returncode == 1 and CONFIRM in {f["path"] for f in json.loads(bare.stdout)}
 

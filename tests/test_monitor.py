@@ -208,7 +208,7 @@ def test_watch_jsonl_cli(root: Path) -> None:
     try:
         first = json.loads(proc.stdout.readline())
         assert first["event"] == "added" and first["finding"]["path"] == "run-a/FAILURE.json"
-        assert json.loads(proc.stdout.readline()) == {"event": "ready"}
+        assert json.loads(proc.stdout.readline()) == {"schema": "triage-event/v1", "event": "ready"}
         write_json(root / "run-b" / "events" / "e.json", {"exit_code": 130, "stderr_tail": "^C"})
         while True:
             line = json.loads(proc.stdout.readline())

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 import click
 
 from ..core.findings import Finding
-from ..core.index import FindingIndex, default_roots
+from ..core.index import FindingIndex, default_roots, sample_runs_dir
 from ..core.safety import safe, safe_json
 
 EXIT_NEEDS_HUMAN = 1
@@ -21,21 +21,98 @@ EXIT_CANNOT_WRITE = 4
 
 
 
-def _roots(roots: tuple[str, ...]) -> list[str]:
-    return list(roots) if roots else [str(p) for p in default_roots()]
+CONFIG = click.option("--config", "config_file", type=click.Path(),
+                      help="Settings file (overrides $TRIAGE_CONFIG; default: the platform's triage/config.toml).")
 
 
-def _index(roots: tuple[str, ...], *, keep: bool = True) -> FindingIndex:
-    """The index over the roots, with decisions judged against the operator's policy when there is one.
+def _settings(config_file: str | None, roots: Iterable[str] = (), *, as_json: bool = False):
+    """The operator's settings; a settings file that cannot be used (a malformed ``$TRIAGE_CONFIG``
+    included) ends the command with exit 2 and the file and reason, never a silent "no policy"."""
+    from ..core.config import ConfigError, load_settings
+
+    try:
+        return load_settings(config_file, roots=roots)
+    except ConfigError as exc:
+        _fail(str(exc), as_json=as_json)
+
+
+def _roots(roots: Iterable[str], settings: Any = None, *, note: bool = True) -> list[str]:
+    """The roots named, else the settings' ``[[roots]]``, else ``./runs``, else the shipped sample
+    runs (said on stderr: a script must not mistake the samples for its own runs)."""
+    roots = list(roots)
+    if roots:
+        return roots
+    if settings is not None and settings.roots:
+        return [r.path for r in settings.roots]
+    found = [str(p) for p in default_roots()]
+    if note and found == [str(sample_runs_dir())]:
+        _say(f"triage: no ./runs here and no [[roots]] in the settings: reading the shipped sample runs ({found[0]})",
+             err=True)
+    return found
+
+
+def root_problem(path: str) -> str | None:
+    """Why ``path`` cannot be a root (missing, not a directory, unreadable), or None."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return f"root {path} does not exist"
+    except OSError as exc:
+        return f"cannot read root {path}: {exc.strerror or exc}"
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        return f"root {path} is not a directory"
+    if not os.access(path, os.R_OK | os.X_OK):
+        return f"cannot read root {path}: permission denied"
+    return None
+
+
+def _check_roots(roots: Iterable[str], *, as_json: bool = False) -> None:
+    """Exit 2 when a root cannot be read: a mistyped root must never read as "nothing to do"."""
+    problems = [why for why in map(root_problem, roots) if why]
+    if problems:
+        for why in problems[:-1]:
+            _say(f"triage: {why}", err=True)
+        _fail(problems[-1], as_json=as_json)
+
+
+def _judge(settings: Any, roots: list[str], *, as_json: bool = False):
+    """Decisions judged against the operator's policy (exit 2 when the policy cannot be read)."""
+    from ..core.config import ConfigError, load_policy, policy_path
+    from ..core.decisions.marks import Judge
+
+    try:
+        return Judge(load_policy(policy_path(None, settings), roots=roots))
+    except ConfigError as exc:
+        _fail(str(exc), as_json=as_json)
+
+
+def _index(roots: Iterable[str], *, keep: bool = True, config_file: str | None = None,
+           as_json: bool = False) -> FindingIndex:
+    """The index over the roots (checked: exit 2 when one cannot be read), with decisions judged
+    against the operator's policy when there is one.
 
     ``keep=False``: the compact rows only, each full finding read again when it is wanted (``ls``
     streams them one at a time, so 100,000 findings cost 100,000 rows, not 100,000 findings)."""
-    from ..core.decisions import settings_judge
-
-    chosen = _roots(roots)
-    index = FindingIndex(chosen, keep_findings=keep, judge=settings_judge(chosen))
+    roots = list(roots)
+    settings = _settings(config_file, roots, as_json=as_json)
+    chosen = _roots(roots, settings)
+    _check_roots(chosen, as_json=as_json)
+    index = FindingIndex(chosen, keep_findings=keep, judge=_judge(settings, chosen, as_json=as_json))
     index.scan()
     return index
+
+
+SCHEMAS = {"finding": "triage-finding/v1", "event": "triage-event/v1", "classification": "triage-classification/v1",
+           "verdict": "triage-verdict/v1", "audit": "triage-audit-report/v1", "decided": "triage-decided/v1",
+           "resume": "triage-resume/v1", "error": "triage-error/v1"}
+
+
+def stamp(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its schema version first: every JSON object a command prints names its schema
+    (``docs/cli.md``), so a script can refuse a shape it does not know."""
+    return {"schema": SCHEMAS[kind], **{k: v for k, v in obj.items() if k != "schema"}}
 
 
 def _dump(value: Any, *, unmasked: bool = False) -> str:
@@ -86,7 +163,7 @@ _DECISION_OPTIONS = [
     click.option("--key", "key", type=click.Path(), help="Private key file to sign with (a .pub: its key in ssh-agent)."),
     click.option("--operator", help="Principal to sign as (overrides the settings)."),
     click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings)."),
-    click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG)."),
+    CONFIG,
 ]
 
 
@@ -122,18 +199,19 @@ def console_signing(roots: list[str], config_file: str | None = None, policy_fil
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **extra: Any) -> None:
     if as_json:
-        click.echo(_dump({"error": message, **extra}))
+        click.echo(_dump(stamp("error", {"error": message, **extra})))
     _say(f"triage: {safe(message, max_len=600)}", err=True)
     sys.exit(code)
 
 
-def _find(ref: str, roots: tuple[str, ...]) -> tuple[FindingIndex, Finding | None]:
+def _find(ref: str, roots: tuple[str, ...], config_file: str | None = None,
+          as_json: bool = False) -> tuple[FindingIndex, Finding | None]:
     """The index over ROOTS (or, for a file path given alone, over the root it sits in) and REF in it."""
     path = Path(ref)
     search = list(roots)
     if not search and path.exists() and path.is_file():
         search = [str(_guess_root(path))]
-    index = _index(tuple(search))
+    index = _index(tuple(search), config_file=config_file, as_json=as_json)
     key = str(path.absolute()) if path.exists() else ref
     return index, index.get(key) or index.get(ref)
 

@@ -10,12 +10,26 @@ import click
 from ..core import reading
 from ..core.safety import safe
 from . import main
-from .common import (EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _decision_options, _dump, _fail, _find, _key_outside,
-                     _load_config, _roots, _say, _signer_keys)
+from .common import (CONFIG, EXIT_ALREADY_DECIDED, EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, _check_roots, _decision_options,
+                     _dump, _fail, _find, _key_outside, _load_config, _roots, _say, _settings, _signer_keys, stamp)
 
-@main.command("decide")
+def _choices_epilog() -> str:
+    from ..core.decisions.payload import CHOICES, COMMENT_REQUIRED
+
+    lines = ["\b", "Choices by gate:"]
+    for gate, choices in CHOICES.items():
+        extra = {"hold": "  (release takes --remedy)", "clarify": "  (with --answer)"}.get(gate, "")
+        note = "  (--comment required)" if gate in COMMENT_REQUIRED else ""
+        lines.append(f"  {gate:<11} {' | '.join(choices)}{note}{extra}")
+    lines += ["\b", "Examples:", "  triage decide 3f9c0b1e2a4d --choice reject",
+              '  triage decide runs/r-42/FAILURE.json --choice approve --comment "window agreed with the DBA"',
+              '  triage decide 77aa01c2e9f0 --choice release --remedy swap_agent --comment "skill fixed upstream"']
+    return "\n".join(lines)
+
+
+@main.command("decide", epilog=_choices_epilog())
 @click.argument("ref")
-@click.option("--choice", required=True, help="The choice (see docs/decisions.md for each gate's choices).")
+@click.option("--choice", required=True, help="The choice (each gate's choices are listed below).")
 @click.option("--comment", help="Why; required for escalation and hold gates.")
 @click.option("--remedy", type=click.Choice(["revise_skill", "swap_agent", "reduce_task"]), help="With --choice release.")
 @click.option("--answer", help="The answer to a clarification request (clarify gates).")
@@ -32,11 +46,13 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     from ..core import decisions, signing
     from ..core.audit import AuditError
 
-    index, finding = _find(ref, roots)
+    index, finding = _find(ref, roots, config_file, as_json)
     if finding is None:
         _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
     settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
     operator = operator or settings.operator
+    if choice in resume_choices():
+        _warn_no_resume_command(settings, finding.root)
     try:
         decisions.preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy, answer=answer)
         signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
@@ -52,7 +68,7 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     except (signing.SigningError, AuditError, OSError) as exc:
         _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
     if as_json:
-        click.echo(_dump(done.to_json()))
+        click.echo(_dump(stamp("decided", done.to_json())))
         return
     _say(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator}\n"
          f"decision  {done.decision_path}\nsignature {done.signature_path}\n"
@@ -61,7 +77,25 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
         _say(f"the decision it replaces is kept as {done.superseded}")
 
 
-@main.command("resume")
+def resume_choices() -> frozenset[str]:
+    from ..core.ids import RESUMING_CHOICES
+
+    return frozenset(RESUMING_CHOICES)
+
+
+def _warn_no_resume_command(settings, root: str) -> None:
+    """Said before anything is signed: without a resume_command, signing runs nothing here."""
+    spec = settings.root(root)
+    if spec is None or not spec.resume_command:
+        _say(f"triage: no resume_command for root {root} in the settings: the decision is signed and published, "
+             "but nothing runs here; the pipeline picks it up itself (add a [[roots]] entry with resume_command "
+             "to run it from here: triage docs configuration)", err=True)
+
+
+@main.command("resume", epilog="""\b
+Examples:
+  triage resume 3f9c0b1e2a4d                       sign, then run the root's resume_command
+  triage resume runs/r-42/FAILURE.json --json > result.json""")
 @click.argument("ref")
 @click.option("--comment", help="Why (signed with the decision).")
 @click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
@@ -80,11 +114,12 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
     from ..core import decisions, resume, signing
     from ..core.audit import AuditError
 
-    index, finding = _find(ref, roots)
+    index, finding = _find(ref, roots, config_file, as_json)
     if finding is None:
         _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
     settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
     operator = operator or settings.operator
+    _warn_no_resume_command(settings, finding.root)
     if finding.gate == "resume":
         choice = "resume"
     elif decisions.gate_of(finding, "retry") == "retry":
@@ -107,11 +142,10 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
     spec = settings.root(finding.root)
     if spec is None or not spec.resume_command:
-        message = ("decision published; no resume_command is configured for this root, so the signed decision "
-                   "alone is what the pipeline will pick up")
+        message = "decision published; nothing was run here (no resume_command for this root)"
         if as_json:
-            click.echo(_dump({"decision_id": payload["decision_id"], "decision_path": decision_path, "exit_code": None,
-                              "note": message}))
+            click.echo(_dump(stamp("resume", {"decision_id": payload["decision_id"], "decision_path": decision_path,
+                                              "exit_code": None, "note": message})))
         _say(f"triage: {message}", err=True)
         return
     out = sys.stderr if as_json else sys.stdout
@@ -129,7 +163,7 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         signals.signal(sig, lambda *_: job.cancel())
     result = job.wait()
     if as_json:
-        click.echo(_dump(result.to_json()))
+        click.echo(_dump(stamp("resume", result.to_json())))
     code = result.exit_code if result.exit_code is not None else 1
     sys.exit(code if code >= 0 else 128 - code)
 
@@ -153,25 +187,53 @@ def _decision_root(path: Path) -> tuple[str, str]:
     return str(path.absolute().parent), path.name
 
 
-@main.command("verify")
+def _decision_files(directory: Path) -> list[Path]:
+    """Every current decision file under a directory (links not followed), in path order."""
+    import os
+
+    found = []
+    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d != ".triage")
+        found.extend(Path(dirpath) / name for name in filenames if name.endswith(".decision.json"))
+    return sorted(found)
+
+
+@main.command("verify", epilog="""\b
+States: valid · unverified (no policy or allowed_signers to check it) · stale (the finding
+changed or is gone) · expired · spent (its resume failed, was cancelled or lost) · done (its
+resume completed; the finding it answered is resolved) · invalid (why is printed).
+\b
+Examples:
+  triage verify runs/r-42/FAILURE.decision.json
+  triage verify runs/r-42/FAILURE.json            the decision beside a finding
+  triage verify runs/ --json                      every decision under a root""")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings).")
 @click.option("--allowed-signers", type=click.Path(), help="OpenSSH allowed_signers file (overrides the policy's).")
-@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@CONFIG
 @click.option("--json", "as_json", is_flag=True, help="Print one verdict per path as a JSON array.")
 def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers: str | None, config_file: str | None,
                as_json: bool) -> None:
-    """Check decision files: valid, invalid (why), stale, expired or spent. Exit 0 only if all are valid and current.
+    """Check decision files. Exit 0 when every one is valid (or done), 1 otherwise, 2 when a PATH
+    cannot be read.
 
-    A PATH may be a decision file or the finding it answers.
+    A PATH may be a decision file, the finding it answers, or a directory (every decision under it).
     """
     import dataclasses
 
     from ..core import decisions
 
     located = []
+    missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
     for raw_path in paths:
         path = Path(raw_path)
+        if path.is_dir() and not path.is_symlink() and not path.name.endswith(".json"):
+            found = _decision_files(path)
+            if not found:
+                _say(f"triage: no decision files under {raw_path}", err=True)
+            for decision in found:
+                located.append((str(decision), *_decision_root(decision)))
+            continue
         if path.name.endswith(".json") and ".decision." not in path.name:
             path = path.with_name(decisions.paths_for(path.name)[0])
         if not path.exists() and not path.is_symlink():
@@ -185,12 +247,13 @@ def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers:
     out = []
     for raw_path, root, rel in located:
         if root is None or rel is None:
-            verdict = decisions.Verdict("invalid", ("no such decision file",), raw_path)
+            why = "no such file" if raw_path in missing else "no decision beside this finding"
+            verdict = decisions.Verdict("invalid", (why,), raw_path)
         else:
             verdict = decisions.verify_decision(root, rel, policy)
         out.append((raw_path, verdict))
     if as_json:
-        click.echo(_dump([{**v.to_json(), "path": p} for p, v in out]))
+        click.echo(_dump([stamp("verdict", {**v.to_json(), "path": p}) for p, v in out]))
     else:
         for p, v in out:
             who = v.payload or {}
@@ -200,14 +263,22 @@ def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers:
             _say(line)
             for reason in v.reasons:
                 _say(f"           {safe(reason, max_len=400)}")
-    sys.exit(0 if all(v.state == "valid" for _p, v in out) else 1)
+    if missing:
+        for p in missing:
+            _say(f"triage: no such file: {p}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    sys.exit(0 if all(v.state in ("valid", "done") for _p, v in out) else 1)
 
 
-@main.command("keygen")
+@main.command("keygen", epilog="""\b
+Examples:
+  triage keygen                                   ~/.ssh/triage_ed25519
+  triage keygen --file ~/.ssh/triage_work --operator alice@example.com
+(triage init does this and writes the settings, policy and allowed_signers too.)""")
 @click.option("--file", "path", type=click.Path(), default="~/.ssh/triage_ed25519", show_default=True,
               help="Where to write the private key (the public key goes beside it, .pub).")
 @click.option("--operator", help="Principal to name in the allowed_signers line (default: the settings' operator).")
-@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@CONFIG
 def keygen_cmd(path: str, operator: str | None, config_file: str | None) -> None:
     """Make an ed25519 signing key for an operator who has none (never overwrites)."""
     import os
@@ -220,6 +291,8 @@ def keygen_cmd(path: str, operator: str | None, config_file: str | None) -> None
         public = signing.keygen(path, operator)
     except signing.SigningError as exc:
         _fail(str(exc), EXIT_CANNOT_WRITE)
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_CANNOT_WRITE)
     full = os.path.expanduser(path)
     click.echo(f"private key {full} (no passphrase: keep it private, or add one with ssh-keygen -p -f {full})")
     click.echo(f"public key  {full}.pub")
@@ -237,24 +310,26 @@ def audit_group() -> None:
 @audit_group.command("verify")
 @click.argument("roots", nargs=-1, type=click.Path())
 @click.option("--policy", "policy_file", type=click.Path(), help="Policy file (its allowed_signers checks the decisions).")
-@click.option("--config", "config_file", type=click.Path(), help="Settings file (overrides $TRIAGE_CONFIG).")
+@CONFIG
 @click.option("--json", "as_json", is_flag=True, help="Print one report per root as JSON.")
 def audit_verify_cmd(roots: tuple[str, ...], policy_file: str | None, config_file: str | None, as_json: bool) -> None:
     """Check each root's audit log: no edited, torn, reordered or missing lines; every decision logged
     as it was signed, after the head it was signed after; the operator's own anchor held.
 
-    Exit 0 when every log verifies, 1 otherwise.
+    Exit 0 when every log verifies, 1 otherwise, 2 when a root cannot be read.
     """
     import os
 
     from ..core import audit_verify
 
-    chosen = [os.path.abspath(r) for r in _roots(roots)]
-    _settings, policy = _load_config(config_file, policy_file, chosen, as_json)
+    settings = _settings(config_file, roots, as_json=as_json)
+    chosen = [os.path.abspath(r) for r in _roots(roots, settings)]
+    _check_roots(chosen, as_json=as_json)
+    _settings_again, policy = _load_config(config_file, policy_file, chosen, as_json)
     reports = [audit_verify.check_root(root, policy) for root in chosen]
     if as_json:
-        click.echo(_dump([{"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems, "notes": r.notes}
-                          for r in reports]))
+        click.echo(_dump([stamp("audit", {"root": r.root, "ok": r.ok, "entries": r.entries, "problems": r.problems,
+                                          "notes": r.notes}) for r in reports]))
     else:
         for r in reports:
             _say(f"{'ok' if r.ok else 'FAILED':<7}{r.root}: {r.entries} entries")

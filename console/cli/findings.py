@@ -16,7 +16,7 @@ from ..core.formats.raw import RawEvent
 from ..core.safety import safe, safe_json
 from ..core.taxonomy import ROUTES
 from . import main
-from .common import EXIT_BAD_INPUT, EXIT_NEEDS_HUMAN, UNMASKED, _dump, _find, _index, _say
+from .common import CONFIG, EXIT_BAD_INPUT, EXIT_NEEDS_HUMAN, UNMASKED, _dump, _fail, _find, _index, _say, stamp
 
 def _cell(value: Any, width: int) -> str:
     text = "-" if value is None or value == "" else safe(value, max_len=width + 1)
@@ -40,18 +40,66 @@ def _table_line(f: Finding) -> str:
     tail = safe(f.path) + (f"  ({safe(f.error, max_len=120)})" if f.error else "")
     return "  ".join(_cell(v, w) for v, (_, w) in zip(values, COLUMNS)) + "  " + tail
 
-@main.command("ls")
+def _tsv(value: Any, *, masked: bool = True) -> str:
+    """One TSV cell, untruncated and inert: tabs shown as spaces and line breaks as ``\\n`` (as
+    everywhere the console shows file text), secrets masked unless the operator asked otherwise."""
+    from ..core.safety import visible
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return safe_json(value, masked=masked)
+    return safe(value, max_len=1 << 20) if masked else visible(str(value), max_len=1 << 20)
+
+
+TSV_FIELDS = ("run", "node", "format", "class", "status", "route", "retryable", "confidence", "gate", "time",
+              "time_source", "path", "error")
+
+
+def _fields(spec: str | None) -> tuple[str, ...] | None:
+    """``--fields a,b``: the finding fields asked for, or exit 2 naming the ones that exist (as gh
+    does for ``--json``)."""
+    if spec is None:
+        return None
+    from ..core.findings import FINDING_FIELDS
+
+    wanted = tuple(dict.fromkeys(f.strip() for f in spec.split(",") if f.strip()))
+    unknown = [f for f in wanted if f not in FINDING_FIELDS]
+    if unknown or not wanted:
+        _fail(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown) or '(none given)'}; "
+              f"available fields: {', '.join(FINDING_FIELDS)}")
+    return wanted
+
+
+@main.command("ls", epilog="""\b
+Examples:
+  triage ls runs/                         the table (plain TSV when piped)
+  triage ls runs/ --needs-human || page   exit 1 when a gate waits for a person
+  triage ls runs/ --json --fields id,class,gate,path
+  triage ls runs/ --fields run,class,time | sort -t$'\\t' -k3""")
 @click.argument("roots", nargs=-1, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of findings.")
+@click.option("--fields", "fields_spec", metavar="F1,F2",
+              help="Only these finding fields, in this order (JSON objects with --json, else TSV columns).")
+@click.option("--table", "force_table", is_flag=True, help="The aligned table even when stdout is not a terminal.")
 @click.option("--needs-human", is_flag=True, help="Only findings waiting for a person; exit 1 if there are any.")
 @click.option("--route", type=click.Choice(ROUTES), help="Only this route.")
 @click.option("--class", "klass", help="Only this class (in its own taxonomy, e.g. test_failed, F5, escalate).")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded attempts (shown by default with --json).")
+@CONFIG
 @UNMASKED
-def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str | None, klass: str | None,
-           show_all: bool, unmasked: bool = False) -> None:
-    """List every finding under the ROOTS (default: ./runs, else the sample runs)."""
-    index = _index(roots, keep=False)
+def ls_cmd(roots: tuple[str, ...], as_json: bool, fields_spec: str | None, force_table: bool, needs_human: bool,
+           route: str | None, klass: str | None, show_all: bool, config_file: str | None = None,
+           unmasked: bool = False) -> None:
+    """List every finding under the ROOTS (default: the settings' [[roots]], else ./runs, else the
+    sample runs). A root that cannot be read is exit 2.
+
+    On a terminal, an aligned table; piped, tab-separated values with a header line, nothing cut
+    (--table keeps the table). Exit 0; 1 with --needs-human when a gate waits; 2 bad input."""
+    fields = _fields(fields_spec)
+    index = _index(roots, keep=False, config_file=config_file, as_json=as_json)
     now = None
     if needs_human:  # a gate answered by a decision that verifies waits for nobody
         from datetime import datetime, timezone
@@ -69,15 +117,28 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
             return False
         return as_json or show_all or not row.superseded_by
 
+    def selected(finding: Finding) -> dict[str, Any]:
+        data = stamp("finding", finding.to_json())
+        return data if fields is None else {"schema": data["schema"], **{k: data.get(k) for k in fields}}
+
     shown = 0
+    tsv = fields is not None or not (force_table or sys.stdout.isatty())
     if as_json:  # a stream: one finding in memory at a time
         click.echo("[", nl=False)
         for row in index.rows():
             if wanted(row):
-                text = _dump(index.finding(row).to_json(), unmasked=unmasked)
+                text = _dump(selected(index.finding(row)), unmasked=unmasked)
                 click.echo(("," if shown else "") + "\n" + "\n".join("  " + line for line in text.splitlines()), nl=False)
                 shown += 1
         click.echo("\n]" if shown else "]")
+    elif tsv:
+        names = fields or TSV_FIELDS
+        click.echo("\t".join(names))
+        for row in index.rows():
+            if wanted(row):
+                data = index.finding(row).to_json()
+                click.echo("\t".join(_tsv(data.get(k), masked=not unmasked) for k in names))
+                shown += 1
     else:
         _say(_table_head())
         for row in index.rows():
@@ -86,28 +147,46 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, needs_human: bool, route: str 
                 shown += 1
     for root, problem in index.root_problems.items():
         _say(f"root {root}: {problem}", err=True)
+    if index.root_problems:
+        sys.exit(EXIT_BAD_INPUT)
     if needs_human and shown:
         sys.exit(EXIT_NEEDS_HUMAN)
 
 
-@main.command("show")
+@main.command("show", epilog="""\b
+Examples:
+  triage show 3f9c0b1e2a4d                  by id (from ls --fields id,path)
+  triage show runs/r-42/FAILURE.json        by file path (its root is found)
+  triage show r-42/FAILURE.json --root runs --json""")
 @click.argument("ref")
 @click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the finding as JSON.")
+@CONFIG
 @UNMASKED
-def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool, unmasked: bool = False) -> None:
-    """Show one finding in full. REF is its id or its file path."""
-    index, finding = _find(ref, roots)
+def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool, config_file: str | None = None,
+             unmasked: bool = False) -> None:
+    """Show one finding in full. REF is its id or its file path. Exit 2 when there is no such finding."""
+    index, finding = _find(ref, roots, config_file, as_json)
     if finding is None:
-        _say(f"triage: no finding {ref} under {', '.join(index.roots)}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
     counts = index.seen(finding.fingerprint)
     if as_json:
-        data = finding.to_json()
+        data = stamp("finding", finding.to_json())
         data["fingerprint_seen"] = {"times": counts[0], "runs": counts[1]}
         click.echo(_dump(data, unmasked=unmasked))
         return
     _say(render_text(finding, counts))
+
+
+def _word(value: Any) -> str:
+    """A field's value in words: yes / no, a number, or "-" for none (never Python's True / None)."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return safe(value)
 
 
 def render_text(f: Finding, counts: tuple[int, int] = (0, 0)) -> str:
@@ -119,7 +198,9 @@ def render_text(f: Finding, counts: tuple[int, int] = (0, 0)) -> str:
     if f.error:
         out.append(f"error: {safe(f.error)}")
     out.append(f"class {safe(f.class_)} ({f.taxonomy})" + (f": {row.meaning}" if row else ""))
-    out.append(f"route {f.route}   retryable {f.retryable}   confidence {f.confidence}   gate {f.gate or '-'}")
+    out.append(f"route {f.route}   retryable {_word(f.retryable)}   confidence {_word(f.confidence)}   gate {_word(f.gate)}")
+    if f.time:
+        out.append(f"time {f.time}" + ("  (the file's modification time: the file gives none)" if f.time_source == "mtime" else ""))
     if f.rule:
         out.append(f"rule {safe(f.rule)}")
     if isinstance(f.details.get("second_opinion"), dict):
@@ -171,7 +252,11 @@ def _classify_one(obj: Any) -> dict[str, Any]:
     return result
 
 
-@main.command("classify")
+@main.command("classify", epilog="""\b
+Examples:
+  echo '{"exit_code": 1, "stderr_tail": "npm ERR! code ECONNRESET"}' | triage classify
+  triage classify event.json --json
+  triage classify --jsonl events.jsonl > classified.jsonl""")
 @click.argument("source", default="-", type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--jsonl", is_flag=True, help="Read one event per line, write one result per line.")
@@ -197,7 +282,8 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool, unmasked: bool = False
             except ValueError as exc:
                 failed += 1
                 result = {"line": number, "error": str(exc)}
-            click.echo(safe_json(result, masked=not unmasked))
+            click.echo(safe_json(stamp("classification" if "error" not in result else "error", result),
+                                 masked=not unmasked))
         if failed:
             _say(f"triage: {failed} line(s) could not be classified", err=True)
             sys.exit(EXIT_BAD_INPUT)
@@ -211,12 +297,12 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool, unmasked: bool = False
         _say(f"triage: cannot classify {source}: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if as_json:
-        click.echo(_dump(result, unmasked=unmasked))
+        click.echo(_dump(stamp("classification", result), unmasked=unmasked))
         return
     runtime = result["runtime"]
-    out = [f"failure_type {result['failure_type']}   route {result['route']}   "
-           f"retryable {str(result['retryable']).lower()}   confidence {result['confidence']}",
-           f"runtime kind {runtime['kind']}   retryable {str(runtime['retryable']).lower()} (the runtime's own default)"]
+    out = [f"failure_type {_word(result['failure_type'])}   route {result['route']}   "
+           f"retryable {_word(result['retryable'])}   confidence {_word(result['confidence'])}",
+           f"runtime kind {_word(runtime['kind'])}   retryable {_word(runtime['retryable'])} (the runtime's own default)"]
     if result["rule"] == "default":
         out.append("rule default: no rule matched; the type is a guess at low confidence, for a person to judge")
     else:

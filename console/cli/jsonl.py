@@ -11,18 +11,25 @@ from ..core.index import Change, FindingIndex
 from ..core.safety import safe_json
 from ..watch.monitor import RunMonitor
 from ..watch.status import MonitorStatus
+from .common import SCHEMAS
 
 
-def run_jsonl(roots: list[str], *, poll: float | None = None, out=None, masked: bool = True) -> int:
+SCHEMA, FINDING_SCHEMA = SCHEMAS["event"], SCHEMAS["finding"]
+
+
+def run_jsonl(roots: list[str], *, poll: float | None = None, out=None, masked: bool = True, judge=None) -> int:
     """Print every finding, then ``ready``, then one line per change until SIGINT/SIGTERM. Returns 0.
 
-    Each line is ``safety.safe_json``: secrets masked unless ``masked=False`` (``--unmasked``)."""
+    Each line is ``safety.safe_json``: secrets masked unless ``masked=False`` (``--unmasked``), its
+    schema first. ``judge``: how decisions are judged (default: the operator's default settings)."""
     out = out or sys.stdout
     lock = threading.Lock()
     done = threading.Event()
 
     def emit(obj: dict) -> None:
-        line = safe_json(obj, masked=masked)
+        if "finding" in obj:
+            obj["finding"] = {"schema": FINDING_SCHEMA, **obj["finding"]}
+        line = safe_json({"schema": SCHEMA, **obj}, masked=masked)
         with lock:
             try:
                 out.write(line + "\n")
@@ -30,7 +37,7 @@ def run_jsonl(roots: list[str], *, poll: float | None = None, out=None, masked: 
             except BrokenPipeError:
                 done.set()
 
-    index = FindingIndex(roots, keep_findings=True, judge=settings_judge(roots))
+    index = FindingIndex(roots, keep_findings=True, judge=judge if judge is not None else settings_judge(roots))
     ready = threading.Event()
     early: list[dict] = []
 

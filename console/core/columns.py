@@ -44,7 +44,7 @@ def _class(f: Finding) -> str:
 
 
 # The decision answering a gate, as one mark after the gate's name (the detail pane says it in words).
-DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "spent": "!", "invalid": "✗"}
+DECISION_MARKS = {"valid": "✓", "unverified": "?", "stale": "!", "expired": "!", "spent": "!", "done": "✓", "invalid": "✗"}
 
 
 def _gate(f: Finding) -> str:

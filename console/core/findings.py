@@ -87,6 +87,9 @@ class Finding(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+# Every field of a finding's JSON, in its order (``ls --fields`` picks from these).
+FINDING_FIELDS: tuple[str, ...] = tuple((f.alias or name) for name, f in Finding.model_fields.items())
+
 _NO_DETAILS: dict[str, Any] = {}
 
 

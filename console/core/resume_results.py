@@ -34,13 +34,7 @@ def result_at(state_fd: int, decision_id: str) -> dict[str, Any] | None:
         os.close(rfd)
 
 
-def spent(root: str, run: str, decision_id: str) -> str | None:
-    """Why a resume/retry decision is used up without its resume succeeding, or None.
-
-    A decision runs its command once. When that run was cancelled, failed, or ended unseen,
-    the decision answered nothing: its gate waits for a person again, and deciding again
-    supersedes it. A result file an agent could plant only ever reopens a gate, never closes one.
-    """
+def _result(root: str, run: str, decision_id: str) -> dict[str, Any] | None:
     if not plain_id(decision_id):
         return None
     try:  # the result alone: not the lock, nor whether its process lives (status() asks that)
@@ -48,9 +42,33 @@ def spent(root: str, run: str, decision_id: str) -> str | None:
     except (reading.UnsafePath, audit.AuditError, OSError):
         return None
     try:
-        result = result_at(fd, decision_id)
+        return result_at(fd, decision_id)
     finally:
         os.close(fd)
+
+
+def completed(root: str, run: str, decision_id: str) -> str | None:
+    """When a resume/retry decision's command ended with exit 0 (its ``ended_at``, or "" if the
+    result gives none); None if it has no such result. Used only to say why a decision's finding
+    is gone or changed, never to let a gate through."""
+    result = _result(root, run, decision_id)
+    if result is None or result.get("cancelled") is True:
+        return None
+    code = result.get("exit_code")
+    if code == 0 and type(code) is int:
+        when = result.get("ended_at")
+        return when if isinstance(when, str) else ""
+    return None
+
+
+def spent(root: str, run: str, decision_id: str) -> str | None:
+    """Why a resume/retry decision is used up without its resume succeeding, or None.
+
+    A decision runs its command once. When that run was cancelled, failed, or ended unseen,
+    the decision answered nothing: its gate waits for a person again, and deciding again
+    supersedes it. A result file an agent could plant only ever reopens a gate, never closes one.
+    """
+    result = _result(root, run, decision_id)
     if result is None:
         return None
     code, when = result.get("exit_code"), result.get("ended_at")

@@ -54,7 +54,7 @@ CHOICE_HELP: dict[str, str] = {
 REMEDIES = ("revise_skill", "swap_agent", "reduce_task")
 COMMENT_REQUIRED = frozenset({"escalation", "hold"})
 
-State = Literal["valid", "unverified", "stale", "expired", "spent", "invalid"]
+State = Literal["valid", "unverified", "stale", "expired", "spent", "done", "invalid"]
 
 
 class DecisionError(Exception):
@@ -182,14 +182,19 @@ def gate_of(finding: Any, choice: str | None = None) -> str | None:
     return None
 
 
+def a_gate(gate: str) -> str:
+    """"a confirm gate", "an escalation gate": the article English wants."""
+    return f"{'an' if gate[:1] in 'aeiou' else 'a'} {gate}"
+
+
 def check_choice(gate: str, choice: str, *, comment: str | None, remedy: str | None, answer: str | None) -> None:
     allowed = CHOICES.get(gate)
     if allowed is None:
         raise DecisionError(f"unknown gate kind {gate!r}")
     if choice not in allowed:
-        raise DecisionError(f"{choice!r} is not a choice for a {gate} gate (choices: {', '.join(allowed)})")
+        raise DecisionError(f"{choice!r} is not a choice for {a_gate(gate)} gate (choices: {', '.join(allowed)})")
     if gate in COMMENT_REQUIRED and not (comment or "").strip():
-        raise DecisionError(f"a {gate} decision needs a comment" + (" (the note to the people who act on it)" if gate == "hold" else ""))
+        raise DecisionError(f"{a_gate(gate)} decision needs a comment" + (" (the note to the people who act on it)" if gate == "hold" else ""))
     if comment and len(comment) > MAX_COMMENT:
         raise DecisionError(f"the comment is longer than {MAX_COMMENT} characters")
     if choice == "release" and remedy not in REMEDIES:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from .. import reading, signing
 from ..config import Policy
 from ..ids import RESUMING_CHOICES, parse_time
-from .payload import (MAX_DECISION_BYTES, SCHEMA, CHOICES, State, finding_for, gate_of, own_gate, parse_payload,
+from .payload import (MAX_DECISION_BYTES, a_gate, SCHEMA, CHOICES, State, finding_for, gate_of, own_gate, parse_payload,
                       paths_for)
 
 
@@ -110,7 +110,7 @@ def verify_decision(root: str, decision_rel: str, policy: Policy, *, finding: Fi
     except ValueError:
         return bad("issued_at / expires_at are not ISO-8601 times", payload=payload)
     if p.choice not in CHOICES.get(p.gate, ()):
-        reasons.append(f"{p.choice!r} is not a choice for a {p.gate} gate")
+        reasons.append(f"{p.choice!r} is not a choice for {a_gate(p.gate)} gate")
     unverified = policy.source is None or policy.allowed_signers is None
     if policy.source is not None and not policy.allows(p.gate, p.operator):
         reasons.append(f"{p.operator} is not allowed to sign {p.gate} gates")
@@ -135,12 +135,21 @@ def verify_decision(root: str, decision_rel: str, policy: Policy, *, finding: Fi
             reasons.append(why)
         expected = gate_of(facts, p.choice) if facts.sha256 == p.finding_sha256 else None
         if expected is not None and expected != p.gate:
-            reasons.append(f"it answers a {p.gate} gate, but the finding waits on a {expected} gate")
+            reasons.append(f"it answers {a_gate(p.gate)} gate, but the finding waits on {a_gate(expected)} gate")
     if reasons:
         return bad(*reasons, payload=payload)
-    if facts is None or facts.sha256 is None:
-        return Verdict("stale", ("the finding it answers is gone",), decision_rel, payload)
-    if facts.sha256 != p.finding_sha256:
+    gone = facts is None or facts.sha256 is None
+    if gone or facts.sha256 != p.finding_sha256:
+        if p.choice in RESUMING_CHOICES:
+            from ..resume_results import completed
+
+            ended = completed(root, p.run_id, p.decision_id)
+            if ended is not None:  # what a successful resume leaves: used, not stale
+                at = f" at {ended}" if ended else ""
+                return Verdict("done", (f"its resume completed (exit 0{at}); the finding it answered "
+                                        f"{'is gone' if gone else 'has changed since'}",), decision_rel, payload)
+        if gone:
+            return Verdict("stale", ("the finding it answers is gone",), decision_rel, payload)
         return Verdict("stale", ("the finding changed after this decision (its SHA-256 differs)",), decision_rel, payload)
     if now >= expires:
         return Verdict("expired", (f"expired at {p.expires_at}",), decision_rel, payload)

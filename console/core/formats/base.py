@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from .. import taxonomy as tx
 from ..findings import Entry, Evidence, Finding, Row, base_fields, iso_from_ns, make
 from ..reading import FileRead
-from ..timefmt import parse_time
+from ..timefmt import is_epoch, parse_time
 
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
@@ -109,6 +109,19 @@ def time_field(*values: Any) -> str | None:
         if t is not None:
             return t
     return None
+
+
+def check_times(checks: "Checks", **values: Any) -> None:
+    """A warning for each time field that is not a time, and for each written as epoch seconds
+    (read as UTC, which the producer may not have meant: said, so nobody is misled)."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        t = parse_time(value)
+        if t is None:
+            checks.add(f"{key} {str(value)[:40]!r} is not a time")
+        elif is_epoch(value):
+            checks.add(f"{key} {str(value)[:40]!r} is epoch seconds: read as {t} (UTC)")
 
 
 def file_time(read: FileRead) -> str | None:

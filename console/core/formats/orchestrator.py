@@ -15,7 +15,7 @@ from .. import taxonomy as tx
 from ..findings import Entry, Evidence
 from ..fingerprint import fingerprint
 from ..reading import FileRead
-from .base import Checks, Model, Producer, TextList, file_name, file_time, finding, row_of, time_field
+from .base import Checks, Model, Producer, TextList, file_name, file_time, finding, row_of, time_field, check_times
 
 FAILURE_STATUSES: Final = ("FAILED", "NEEDS_INPUT", "NEEDS_REVISION", "REJECTED")
 FAILURE_CLASSES: Final = ("transient", "fixable", "needs_replan", "escalate", "model_unavailable")
@@ -155,8 +155,7 @@ def build(root: str, rel: str, read: FileRead, m: OrchestratorReport, full: bool
     if row.gate == "clarify" and question:
         next_action = f"Answer the sub-agent's question: {question}"
     time = time_field(m.ts)
-    if m.ts is not None and time is None:
-        checks.add(f"ts {m.ts[:40]!r} is not a time")
+    check_times(checks, ts=m.ts)
     return finding(
         root, rel, read, full, checks.items, format="orchestrator", status="ok", taxonomy="orchestrator", class_=cls,
         route=row.route, retryable=retryable, gate=row.gate, next_action=next_action, evidence=evidence, node=m.agent,

@@ -16,7 +16,7 @@ from pydantic import Field
 from .. import classify
 from ..findings import Entry, Evidence
 from ..reading import FileRead
-from .base import Checks, Model, Producer, file_name, file_time, finding, row_of, tie_order, time_field
+from .base import Checks, Model, Producer, file_name, file_time, finding, row_of, tie_order, time_field, check_times
 from .classifier import NodeContext, node_event
 
 _EVIDENCE_FROM_FILE: Final = ("exit", "structured", "error", "failed in")
@@ -73,8 +73,7 @@ def build(root: str, rel: str, read: FileRead, m: RawEvent, full: bool) -> Any:
     row = row_of(taxonomy, cls)
     node = (m.node.id if m.node and m.node.id else None) or m.role or m.stage
     time = time_field(m.ts)
-    if m.ts is not None and time is None:
-        checks.add(f"ts {m.ts[:40]!r} is not a time")
+    check_times(checks, ts=m.ts)
     return finding(
         root, rel, read, full, checks.items, format="raw", status="ok", taxonomy=taxonomy, class_=cls, route=result.route,
         retryable=result.retryable, confidence=result.confidence, gate=row.gate, next_action=result.next_action,

@@ -15,7 +15,7 @@ from pydantic import Field
 from ..findings import Entry, Evidence
 from ..fingerprint import VERSION, fingerprint
 from ..reading import FileRead
-from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, tie_order, time_field
+from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, tie_order, time_field, check_times
 
 from ..vocabulary import (  # noqa: F401  (this producer's vocabulary, under its own names)
     RUNTIME_CLASSES as CLASSES, RUNTIME_KINDS as KINDS, RUNTIME_NEVER_RETRIED as NEVER_RETRIED,
@@ -61,8 +61,7 @@ def build(root: str, rel: str, read: FileRead, m: RuntimeFailure, full: bool) ->
         Evidence.model_construct(text=m.message, source=f"{name}#message"),
     ] if full else []
     time = time_field(m.ts)
-    if m.ts is not None and time is None:
-        checks.add(f"ts {m.ts[:40]!r} is not a time")
+    check_times(checks, ts=m.ts)
     details = {"code": m.code, "name": m.name, "source": m.source, "message": m.message,
                "fingerprint_version": m.fingerprint_version, "retryable_written": m.retryable}
     if full:

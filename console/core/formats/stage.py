@@ -18,7 +18,7 @@ from pydantic import Field
 from ..findings import Entry
 from ..fingerprint import fingerprint
 from ..reading import FileRead
-from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, time_field
+from .base import Checks, Model, Producer, ShellBool, file_name, file_time, finding, row_of, time_field, check_times
 
 from ..vocabulary import (  # noqa: F401  (this producer's vocabulary, under its own names)
     STAGE_CLASSES as CLASSES, STAGE_FAILURE_TYPES as FAILURE_TYPES, STAGE_NEXT_ACTION as NEXT_ACTION,
@@ -59,9 +59,7 @@ def build(root: str, rel: str, read: FileRead, m: StageFailure, full: bool) -> A
     checks.when(m.retryable is None, "retryable is missing")
     checks.when(not m.next_action, "next_action is missing")
     time = time_field(m.failed_at, m.started_at)
-    for key, value in (("failed_at", m.failed_at), ("started_at", m.started_at)):
-        if value is not None and time_field(value) is None:
-            checks.add(f"{key} {value[:40]!r} is not a time")
+    check_times(checks, failed_at=m.failed_at, started_at=m.started_at)
     evidence = []
     details: dict[str, Any] = {"failure_type": m.failure_type, "role": m.role, "stage": m.stage, "exit_code": m.exit_code}
     if full:
