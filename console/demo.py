@@ -14,8 +14,10 @@ import json
 import os
 import random
 import shutil
+import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -165,9 +167,10 @@ class Simulator:
         self._stop.set()
 
 
-def scratch_copy() -> Path:
-    """A temporary copy of the shipped sample runs (removed by the caller)."""
-    base = Path(tempfile.mkdtemp(prefix="triage-demo-"))
+def scratch_copy(base: Path | None = None) -> Path:
+    """A copy of the shipped sample runs in ``base``/runs (a new temporary directory when None;
+    removed by the caller)."""
+    base = Path(tempfile.mkdtemp(prefix="triage-demo-")) if base is None else base
     target = base / "runs"
     shutil.copytree(sample_runs_dir(), target, symlinks=True)
     return target
@@ -182,20 +185,110 @@ def demo_identity(base: Path) -> tuple[str, Path, Path]:
     Returns (operator, key, policy): the demo's decisions are real signatures a newcomer can
     check with ssh-keygen -Y verify, signed by a key that lives as long as the demo.
     """
-    from .core import signing
+    from .core import setup, signing
 
     etc = base / "etc"
-    etc.mkdir(exist_ok=True)
+    etc.mkdir(mode=0o700, exist_ok=True)
     key = etc / "demo_ed25519"
     public = signing.keygen(str(key), DEMO_OPERATOR)
-    (etc / "allowed_signers").write_text(f"{DEMO_OPERATOR} {public}\n", encoding="utf-8")
-    everyone = f'["{DEMO_OPERATOR}"]'
+    setup.write_file(str(etc / "allowed_signers"), setup.signers_line(DEMO_OPERATOR, public), setup.PUBLIC_MODE)
     policy = etc / "policy.toml"
-    policy.write_text(
-        'allowed_signers = "allowed_signers"\n'
-        'decision_lifetime = "24h"\n'
-        "[gates]\n" + "".join(f"{gate} = {everyone}\n" for gate in
-                              ("confirm", "escalation", "hold", "resume", "worktree", "clarify", "retry")),
-        encoding="utf-8",
-    )
+    setup.write_file(str(policy), setup.render_policy(by="triage demo", allowed_signers="allowed_signers",
+                                                                 principals=[DEMO_OPERATOR]),
+                     setup.PUBLIC_MODE)
     return DEMO_OPERATOR, key, policy
+
+
+def runner_command() -> tuple[str, ...]:
+    """The demo's resume command: the shipped stage runner (the package's own file, outside every
+    root the simulated agents write into), which completes the role or fails it again."""
+    runner = Path(__file__).resolve().parent / "stage_runner.py"
+    return (sys.executable, str(runner), "--resume", "{run_dir}", "--from", "{role}")
+
+
+class DemoError(Exception):
+    """The demo cannot start. ``code``: 2 bad input (--keep DIR not empty), 4 cannot write."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class DemoSetup:
+    """Where one demo keeps its things: everything below ``base``, the runs in ``runs``."""
+
+    base: Path
+    runs: Path
+    kept: bool
+    operator: str | None = None
+    key: Path | None = None
+    settings: Path | None = None
+    policy: Path | None = None
+    allowed_signers: Path | None = None
+    problem: str | None = None  # why decisions cannot be signed (no ssh-keygen), else None
+
+    def describe(self) -> str:
+        """What the demo prints as it starts: where each of its things is."""
+        fate = "kept on quit: --keep" if self.kept else "deleted on quit; --keep DIR keeps it"
+        lines = [f"triage demo: everything lives in {self.base} ({fate})",
+                 f"  scratch runs     {self.runs}  (a copy of the sample runs; the simulated pipeline writes here)"]
+        if self.settings is not None:
+            lines += [f"  signing key      {self.key}  (made for this demo; operator {self.operator})",
+                      f"  settings         {self.settings}",
+                      f"  policy           {self.policy}  ({self.operator} may sign every gate)",
+                      f"  allowed_signers  {self.allowed_signers}"]
+        else:
+            lines.append(f"  no signing key: {self.problem}")
+        return "\n".join(lines)
+
+    def finish(self) -> str:
+        """Remove everything (unless kept) and say what became of it."""
+        if not self.kept:
+            shutil.rmtree(self.base, ignore_errors=True)
+            return f"triage demo: removed {self.base}"
+        text = f"triage demo: kept in {self.base}: the runs in {self.runs}"
+        if self.settings is not None:
+            text += (f", the key, settings and policy in {self.settings.parent}\n"
+                     f"  look again:  triage watch --config {self.settings} {self.runs}\n"
+                     f"  check:       triage verify --config {self.settings} {self.runs}/RUN/FAILURE.decision.json")
+        return text
+
+
+def prepare(keep: str | os.PathLike[str] | None = None) -> DemoSetup:
+    """The demo's scratch runs, key, allowed_signers, policy and settings (which resume roles
+    through the shipped stage runner), in ``keep`` (a new or empty directory) or a temporary one."""
+    from .core import setup
+    from .core.signing import SigningError
+
+    if keep is not None:
+        base = Path(os.path.abspath(os.path.expanduser(os.fspath(keep))))
+        try:
+            if base.exists() and (not base.is_dir() or any(base.iterdir())):
+                raise DemoError(f"--keep {base}: not an empty directory (the demo keeps its things in a new or empty one)")
+            base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DemoError(f"--keep {base}: cannot create it: {exc.strerror or exc}", 4) from None
+    else:
+        try:
+            base = Path(tempfile.mkdtemp(prefix="triage-demo-"))
+        except OSError as exc:
+            raise DemoError(f"cannot make a scratch directory: {exc.strerror or exc}", 4) from None
+    demo = DemoSetup(base=base, runs=base / "runs", kept=keep is not None)
+    try:
+        scratch_copy(base)
+        try:
+            demo.operator, demo.key, demo.policy = demo_identity(base)
+        except SigningError as exc:  # no ssh-keygen: the demo still shows everything but signing
+            demo.problem = f"decisions cannot be signed here: {exc}"
+            return demo
+        demo.allowed_signers = demo.policy.parent / "allowed_signers"
+        demo.settings = demo.policy.parent / "config.toml"
+        text = setup.render_settings(by="triage demo", operator=demo.operator, signing_key=str(demo.key), policy=str(demo.policy),
+                                     roots=[setup.RootEntry(str(demo.runs), runner_command())])
+        setup.write_file(str(demo.settings), text, setup.SETTINGS_MODE)
+    except (OSError, setup.SetupError) as exc:
+        if not demo.kept:
+            shutil.rmtree(base, ignore_errors=True)
+        raise DemoError(f"cannot set the demo up in {base}: {getattr(exc, 'strerror', None) or exc}", 4) from None
+    return demo

@@ -1,7 +1,7 @@
-"""Where the console's own files are: styles (Textual CSS) and the sample runs.
+"""Where the console's own files are: styles (Textual CSS), the docs and the sample runs.
 
 In a checkout they sit beside the package; a wheel carries them inside it
-(``console/styles``, ``console/sample_runs``). Resolved from this one place.
+(``console/styles``, ``console/docs``, ``console/sample_runs``). Resolved from this one place.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ def _first(name: str) -> Path:
 
 
 STYLES = _first("styles")
+DOCS = _first("docs")
 
 
 def style(name: str) -> str:

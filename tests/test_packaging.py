@@ -30,6 +30,7 @@ def test_wheel_has_styles_and_sample_runs(wheel: Path) -> None:
     assert any(n.startswith("console/sample_runs/") and n.endswith("FAILURE.json") for n in names)
     assert "console/stage_runner.py" in names  # the demo resumes roles through it, from outside any root
     assert "console/core/index/store.py" in names
+    assert "console/docs/cli.md" in names and "console/docs/remote.md" in names  # `triage docs` reads them
 
 
 def test_installed_wheel_finds_its_styles(wheel: Path, tmp_path: Path) -> None:
@@ -39,7 +40,9 @@ def test_installed_wheel_finds_its_styles(wheel: Path, tmp_path: Path) -> None:
     code = ("import console.paths as p, console.core.index as i; "
             "assert p.STYLES.is_dir() and str(p.STYLES).startswith(%r), p.STYLES; "
             "assert (p.STYLES / 'main.tcss').is_file(); "
-            "assert str(i.sample_runs_dir()).startswith(%r), i.sample_runs_dir()") % (str(target), str(target))
+            "assert str(i.sample_runs_dir()).startswith(%r), i.sample_runs_dir(); "
+            "assert str(p.DOCS).startswith(%r) and (p.DOCS / 'cli.md').is_file(), p.DOCS") % (str(target), str(target),
+                                                                                              str(target))
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(target)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

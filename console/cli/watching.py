@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -11,19 +10,26 @@ from . import main
 from .common import (EXIT_BAD_INPUT, UNMASKED, _decision_options, _fail, _judge, _roots, _say, _settings, console_signing,
                      root_problem)
 
-# The demo's interrupted roles resume through the shipped stage runner: the package's own file,
-# never one inside a root the (simulated) agents write into.
-DEMO_RUNNER = Path(__file__).resolve().parent.parent / "stage_runner.py"
-
-
-def _watched_roots(roots: tuple[str, ...], config_file: str | None, *, strict: bool) -> list[str]:
-    """The roots to watch: a path that is there but is no directory is exit 2; one that does not
-    exist yet is watched for (a pipeline may create it later), and said so on stderr.
+def _watched_roots(roots: tuple[str, ...], config_file: str | None, *, strict: bool):
+    """(settings, local roots, remote roots) to watch: a path that is there but is no directory is
+    exit 2; one that does not exist yet is watched for (a pipeline may create it later), and said
+    so on stderr; an ssh:// URL that cannot be used is exit 2.
 
     ``strict``: a settings file that cannot be used is exit 2 (headless); the console instead
     opens and says why (it must not keep an operator from looking)."""
-    settings = _settings(config_file, roots) if strict else _lenient_settings(config_file, roots)
+    from ..core.remote_root import RemoteRootError, is_remote, parse
+
+    local_named = tuple(r for r in roots if not is_remote(r))
+    settings = _settings(config_file, local_named) if strict else _lenient_settings(config_file, local_named)
     chosen = _roots(roots, settings)
+    remote = []
+    for root in chosen:
+        if is_remote(root):
+            try:
+                remote.append(parse(root))
+            except RemoteRootError as exc:
+                _fail(str(exc), EXIT_BAD_INPUT)
+    chosen = [r for r in chosen if not is_remote(r)]
     for root in chosen:
         why = root_problem(root)
         if why is None:
@@ -32,7 +38,7 @@ def _watched_roots(roots: tuple[str, ...], config_file: str | None, *, strict: b
             _say(f"triage: {why} yet: watching for it", err=True)
         else:
             _fail(why, EXIT_BAD_INPUT)
-    return chosen
+    return settings, chosen, remote
 
 
 def _lenient_settings(config_file: str | None, roots: tuple[str, ...]):
@@ -59,48 +65,55 @@ def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None =
     """Open the live console on the ROOTS (default: the settings' [[roots]], else ./runs, else the
     sample runs), or follow them headless with --jsonl (one JSON object per line, each with its
     schema; SIGINT/SIGTERM end it with exit 0)."""
-    chosen = _watched_roots(roots, config_file, strict=jsonl)
+    settings, chosen, remote = _watched_roots(roots, config_file, strict=jsonl)
     if jsonl:
+        from ..remote.ssh import RemoteError, client
         from .jsonl import run_jsonl
 
-        sys.exit(run_jsonl(chosen, poll=poll, masked=not unmasked,
-                           judge=_judge(_settings(config_file, chosen), chosen)))
+        try:
+            ssh = client(settings.ssh_command)
+        except RemoteError as exc:
+            _fail(str(exc))
+        commands = {r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote}
+        sys.exit(run_jsonl(chosen, poll=poll, masked=not unmasked, judge=_judge(settings, chosen), remote=remote,
+                           ssh=ssh, remote_commands=commands))
+    if remote:
+        _fail("the console shows local roots; follow an ssh:// root with `triage watch --jsonl`, "
+              "list it with `triage ls`, decide on it with `triage decide REF --root URL`")
     from ..app import run_app
 
     how, problem = console_signing(chosen, config_file, policy_file, operator, key)
     run_app(chosen, poll=poll, signing=how, config_error=problem)
 
 
-@main.command("demo")
+@main.command("demo", epilog="""\b
+Examples:
+  triage demo                         a throwaway demo: everything is deleted on quit
+  triage demo --keep ~/triage-demo    keep the runs, key, settings and policy to look at afterwards""")
 @click.option("--interval", type=float, default=4.0, show_default=True, help="Seconds between simulated failures.")
-def demo_cmd(interval: float) -> None:
-    """Open the console on a scratch copy of the sample runs while a simulated pipeline writes into it."""
-    import shutil
+@click.option("--keep", metavar="DIR", type=click.Path(file_okay=False),
+              help="Keep the scratch runs, key, settings and policy in DIR (new or empty) instead of deleting them on quit.")
+def demo_cmd(interval: float, keep: str | None) -> None:
+    """Open the console on a scratch copy of the sample runs while a simulated pipeline writes into it.
 
+    It prints where its key, settings, policy and scratch runs are as it starts, and what became
+    of them on quit."""
     from ..app import run_app
-    from ..demo import Simulator, scratch_copy
+    from ..demo import DemoError, Simulator, prepare
 
-    import dataclasses
-
-    from ..core.config import RootSettings, Settings
-    from ..core.signing import SigningError
-    from ..demo import demo_identity
-
-    root = scratch_copy()
     try:
-        operator, key, policy = demo_identity(root.parent)
-        how, problem = console_signing([str(root)], None, str(policy), operator, str(key))
-    except SigningError as exc:  # no ssh-keygen: the demo still shows everything but signing
-        how, problem = None, f"decisions cannot be signed here: {exc}"
-    if how is not None:
-        command = (sys.executable, str(DEMO_RUNNER), "--resume", "{run_dir}", "--from", "{role}")
-        how = dataclasses.replace(how, settings=Settings(roots=(RootSettings(path=str(root), resume_command=command),)))
-    simulator = Simulator(root, interval=interval)
+        demo = prepare(keep)
+    except DemoError as exc:
+        _fail(str(exc), exc.code)
+    _say(demo.describe())
+    if demo.settings is not None:  # its [[roots]] resume roles through the shipped stage runner
+        how, problem = console_signing([str(demo.runs)], str(demo.settings))
+    else:
+        how, problem = None, demo.problem
+    simulator = Simulator(demo.runs, interval=interval)
     simulator.start()
     try:
-        run_app([str(root)], signing=how, config_error=problem)
+        run_app([str(demo.runs)], signing=how, config_error=problem)
     finally:
         simulator.stop()
-        shutil.rmtree(root.parent, ignore_errors=True)
-
-
+        _say(demo.finish())
