@@ -266,3 +266,27 @@ def test_deciding_to_resume_says_before_signing_that_nothing_will_run(tmp_path: 
               cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "no resume_command for root" in out.stderr and "nothing runs here" in out.stderr
+
+
+def test_the_docs_travel_with_the_package_and_help_points_to_them() -> None:
+    listed = run("docs").stdout
+    for topic in ("cli", "configuration", "decisions", "remote", "architecture"):
+        assert any(line.split()[:1] == [topic] for line in listed.splitlines()), topic
+    page = run("docs", "remote")
+    assert page.returncode == 0 and page.stdout.startswith("# Remote roots")
+    missing = run("docs", "nonsense")
+    assert missing.returncode == 2 and "topics: " in missing.stderr
+    for command in (("decide",), ("resume",), ("verify",), ("ls",)):
+        assert "docs/" not in run(*command, "--help").stdout, command  # a wheel carries no docs/ directory
+
+
+def test_notify_channels_come_from_the_settings(tmp_path: Path) -> None:
+    from console.core.config import ConfigError, load_settings
+
+    good = tmp_path / "good.toml"
+    good.write_text('notify = ["json://127.0.0.1:9/hook", "ntfy://triage-gates"]\n')
+    assert load_settings(good).notify == ("json://127.0.0.1:9/hook", "ntfy://triage-gates")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('notify = "json://127.0.0.1:9/hook"\n')
+    with pytest.raises(ConfigError, match="notify must be a list"):
+        load_settings(bad)

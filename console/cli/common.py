@@ -77,6 +77,26 @@ def _check_roots(roots: Iterable[str], *, as_json: bool = False) -> None:
         _fail(problems[-1], as_json=as_json)
 
 
+def _resolve(roots: Iterable[str], config_file: str | None, *, as_json: bool = False):
+    """(settings, local roots, remote roots): the roots split by where they are, each checked
+    (a local one that cannot be read, or an ssh:// URL that cannot be used, is exit 2)."""
+    from ..core.remote_root import RemoteRootError, is_remote, parse
+
+    roots = list(roots)
+    settings = _settings(config_file, [r for r in roots if not is_remote(r)], as_json=as_json)
+    chosen = _roots(roots, settings)
+    local = [r for r in chosen if not is_remote(r)]
+    remote = []
+    for r in chosen:
+        if is_remote(r):
+            try:
+                remote.append(parse(r))
+            except RemoteRootError as exc:
+                _fail(str(exc), as_json=as_json)
+    _check_roots(local, as_json=as_json)
+    return settings, local, remote
+
+
 def _judge(settings: Any, roots: list[str], *, as_json: bool = False):
     """Decisions judged against the operator's policy (exit 2 when the policy cannot be read)."""
     from ..core.config import ConfigError, load_policy, policy_path
@@ -106,7 +126,8 @@ def _index(roots: Iterable[str], *, keep: bool = True, config_file: str | None =
 
 SCHEMAS = {"finding": "triage-finding/v1", "event": "triage-event/v1", "classification": "triage-classification/v1",
            "verdict": "triage-verdict/v1", "audit": "triage-audit-report/v1", "decided": "triage-decided/v1",
-           "resume": "triage-resume/v1", "error": "triage-error/v1"}
+           "resume": "triage-resume/v1", "error": "triage-error/v1", "about": "triage-about/v1",
+           "config": "triage-config/v1"}
 
 
 def stamp(kind: str, obj: dict[str, Any]) -> dict[str, Any]:

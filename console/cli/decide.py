@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..core import reading
+from ..core.remote_root import is_remote
 from ..core.safety import safe
 from . import main
 from .common import (CONFIG, EXIT_ALREADY_DECIDED, EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, _check_roots, _decision_options,
@@ -46,6 +47,10 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
     from ..core import decisions, signing
     from ..core.audit import AuditError
 
+    if any(is_remote(r) for r in roots):
+        _decide_remote(ref, roots, choice=choice, comment=comment, remedy=remedy, answer=answer, key=key,
+                       operator=operator, policy_file=policy_file, config_file=config_file, as_json=as_json)
+        return
     index, finding = _find(ref, roots, config_file, as_json)
     if finding is None:
         _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
@@ -77,6 +82,59 @@ def decide_cmd(ref: str, choice: str, comment: str | None, remedy: str | None, a
         _say(f"the decision it replaces is kept as {done.superseded}")
 
 
+def _decide_remote(ref: str, roots: tuple[str, ...], *, choice: str, comment: str | None, remedy: str | None,
+                   answer: str | None, key: str | None, operator: str | None, policy_file: str | None,
+                   config_file: str | None, as_json: bool) -> None:
+    """``decide REF --root ssh://…``: signed here with the operator's key, published on the host."""
+    from ..core import decisions, signing
+    from ..core.remote_root import RemoteRootError, parse
+    from ..remote import decide as remote_decide, ssh as remote_ssh
+
+    if len(roots) != 1:
+        _fail("deciding on an ssh:// root takes that root alone as --root", as_json=as_json)
+    try:
+        root = parse(roots[0])
+    except RemoteRootError as exc:
+        _fail(str(exc), as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, [], as_json)
+    operator = operator or settings.operator
+    spec = settings.root(root.url)
+    if choice in resume_choices():
+        _warn_no_resume_command(settings, root.url)
+
+    def signer_for(_finding):
+        return signing.resolve(_key_outside(key, [], as_json) or settings.signing_key, interactive=sys.stdin.isatty(),
+                               prefer=_signer_keys(policy, operator))
+
+    try:
+        ssh = remote_ssh.client(settings.ssh_command)
+        done = remote_decide.decide(root, ref, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
+                                    comment=comment, remedy=remedy, answer_text=answer, ssh=ssh,
+                                    remote_command=spec.remote_command if spec else None)
+    except remote_decide.RemoteAlreadyDecided as exc:
+        p = exc.payload
+        _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator") or p.get("decided_by"),
+              choice=p.get("choice"), issued_at=p.get("issued_at"))
+    except remote_ssh.RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except signing.SigningError as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    if as_json:
+        click.echo(_dump(stamp("decided", {**done.answer, "root": root.url})))
+        return
+    where = done.answer.get("decision_path") or "(beside the finding)"
+    _say(f"decided {done.payload['gate']}: {done.payload['choice']} as {operator} on {root.label}\n"
+         f"decision  {where}\nfinding sha256 {done.payload['finding_sha256']}   expires {done.payload['expires_at']}")
+    if done.answer.get("note"):
+        _say(f"triage: {done.answer['note']}", err=True)
+
+
+class _AlreadySigned(Exception):
+    """``resume --signed-only``: the decision to run is the one beside the finding."""
+
+
 def resume_choices() -> frozenset[str]:
     from ..core.ids import RESUMING_CHOICES
 
@@ -101,8 +159,12 @@ Examples:
 @click.option("--root", "roots", multiple=True, type=click.Path(), help="Root to look in (repeatable).")
 @_decision_options
 @click.option("--json", "as_json", is_flag=True, help="Stream the output to stderr; print the result as JSON.")
+@click.option("--signed-only", is_flag=True,
+              help="Sign nothing: run the resume decision already signed beside REF (what an ssh:// root's host runs).")
+@click.option("--cancel-on-eof", is_flag=True, help="Cancel the resume when stdin closes (the link to the operator went).")
 def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str | None, operator: str | None,
-               policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+               policy_file: str | None, config_file: str | None, as_json: bool, signed_only: bool = False,
+               cancel_on_eof: bool = False) -> None:
     """Resume an interrupted role (or retry a retryable failure): sign the decision, run the root's resume_command.
 
     Streams the command's output and exits with its exit code; 3 if this gate was already
@@ -114,19 +176,36 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
     from ..core import decisions, resume, signing
     from ..core.audit import AuditError
 
+    if any(is_remote(r) for r in roots):
+        from .remote_resume import resume_remote
+
+        resume_remote(ref, roots, comment=comment, key=key, operator=operator, policy_file=policy_file,
+                      config_file=config_file, as_json=as_json)
+        return
     index, finding = _find(ref, roots, config_file, as_json)
     if finding is None:
         _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
     settings, policy = _load_config(config_file, policy_file, index.roots, as_json)
     operator = operator or settings.operator
     _warn_no_resume_command(settings, finding.root)
-    if finding.gate == "resume":
+    if signed_only:
+        before = decisions.current(finding.root, finding, policy)
+        if before is None or not before.current or (before.payload or {}).get("choice") not in resume.RESUMING_CHOICES:
+            state = before.state if before is not None else "none"
+            _fail(f"no current resume decision beside {finding.path} to run (the decision there: {state})", as_json=as_json)
+        payload = before.payload or {}
+        decision_path = str(Path(finding.root) / decisions.paths_for(finding.path)[0])
+        operator = payload.get("operator")
+    elif finding.gate == "resume":
         choice = "resume"
     elif decisions.gate_of(finding, "retry") == "retry":
         choice = "retry"
     else:
         _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
     try:
+        if signed_only:
+            raise _AlreadySigned
+
         signer = signing.resolve(_key_outside(key, index.roots, as_json) or settings.signing_key,
                                  interactive=sys.stdin.isatty(), prefer=_signer_keys(policy, operator))
         done = decisions.decide(finding.root, finding, choice=choice, operator=operator, signer=signer, policy=policy,
@@ -136,6 +215,8 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         if exc.payload.get("choice") not in resume.RESUMING_CHOICES:
             _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
         payload, decision_path = exc.payload, str(Path(finding.root) / exc.path)  # signed, not yet run: run it
+    except _AlreadySigned:
+        pass
     except decisions.DecisionError as exc:
         _fail(str(exc), exc.code, as_json=as_json)
     except (signing.SigningError, AuditError, OSError) as exc:
@@ -161,11 +242,71 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
     _say(f"triage: resuming {finding.run} / {finding.node or '-'}: {' '.join(job.argv)}", err=True)
     for sig in (signals.SIGINT, signals.SIGTERM):  # cancel the command (terminate, then kill), record it, exit
         signals.signal(sig, lambda *_: job.cancel())
+    if cancel_on_eof:
+        import threading
+
+        def watch_stdin() -> None:  # the raw descriptor: a buffered read would hold a lock at exit
+            import os
+
+            try:
+                while os.read(0, 4096):
+                    pass
+            except OSError:
+                pass
+            job.cancel()
+
+        threading.Thread(target=watch_stdin, daemon=True).start()
     result = job.wait()
     if as_json:
         click.echo(_dump(stamp("resume", result.to_json())))
     code = result.exit_code if result.exit_code is not None else 1
     sys.exit(code if code >= 0 else 128 - code)
+
+
+@main.command("publish", epilog="""\b
+This is the remote half of deciding on an ssh:// root: the console on the operator's machine
+signs, and runs this on the root's host over ssh. It is not needed by hand.""")
+@click.argument("ref")
+@click.option("--root", "root", required=True, type=click.Path(), help="The root the finding is under.")
+@click.option("--about", is_flag=True, help="Print what a signer needs: the finding, the audit head, what it supersedes.")
+@click.option("--policy", "policy_file", type=click.Path(), help="Policy file (overrides $TRIAGE_POLICY and the settings).")
+@CONFIG
+def publish_cmd(ref: str, root: str, about: bool, policy_file: str | None, config_file: str | None) -> None:
+    """Publish a decision signed elsewhere (read on stdin as {"decision", "signature"}) beside the
+    finding REF under ROOT, with every check a local decide makes; print the result as JSON.
+
+    Exit 0 published; 2 refused (why is printed); 3 already decided; 4 the signature does not
+    verify here, or the files could not be written."""
+    import json
+
+    from ..core import decisions
+    from ..core.audit import AuditError
+
+    index, finding = _find(ref, (root,), config_file, True)
+    if finding is None:
+        _fail(f"no finding {ref} under {root}", as_json=True)
+    _settings_, policy = _load_config(config_file, policy_file, index.roots, True)
+    if about:
+        click.echo(_dump(stamp("about", {"finding": stamp("finding", finding.to_json()),
+                                         **decisions.about(finding.root, finding, policy)})))
+        return
+    raw = sys.stdin.buffer.read(decisions.MAX_DECISION_BYTES * 4 + 1)
+    try:
+        body = json.loads(raw.decode("utf-8"))
+        data, signature = body["decision"].encode("utf-8"), body["signature"].encode("ascii")
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeError):
+        _fail('stdin must be {"decision": "<payload>", "signature": "<armoured signature>"}', as_json=True)
+    try:
+        done = decisions.publish_signed(finding.root, finding, data, signature, policy)
+    except decisions.AlreadyDecided as exc:
+        p = exc.payload
+        _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=True, decided_by=p.get("operator"), choice=p.get("choice"),
+              issued_at=p.get("issued_at"))
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=True)
+    except (AuditError, OSError) as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=True)
+    click.echo(_dump(stamp("decided", done.to_json())))
 
 
 def _decision_root(path: Path) -> tuple[str, str]:

@@ -16,7 +16,8 @@ from ..core.formats.raw import RawEvent
 from ..core.safety import safe, safe_json
 from ..core.taxonomy import ROUTES
 from . import main
-from .common import CONFIG, EXIT_BAD_INPUT, EXIT_NEEDS_HUMAN, UNMASKED, _dump, _fail, _find, _index, _say, stamp
+from .common import (CONFIG, EXIT_BAD_INPUT, EXIT_NEEDS_HUMAN, UNMASKED, _dump, _fail, _find, _index, _resolve, _say,
+                     stamp)
 
 def _cell(value: Any, width: int) -> str:
     text = "-" if value is None or value == "" else safe(value, max_len=width + 1)
@@ -99,7 +100,8 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, fields_spec: str | None, force
     On a terminal, an aligned table; piped, tab-separated values with a header line, nothing cut
     (--table keeps the table). Exit 0; 1 with --needs-human when a gate waits; 2 bad input."""
     fields = _fields(fields_spec)
-    index = _index(roots, keep=False, config_file=config_file, as_json=as_json)
+    settings, local, remote = _resolve(roots, config_file, as_json=as_json)
+    index = _index(local, keep=False, config_file=config_file, as_json=as_json) if local else None
     now = None
     if needs_human:  # a gate answered by a decision that verifies waits for nobody
         from datetime import datetime, timezone
@@ -117,6 +119,20 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, fields_spec: str | None, force
             return False
         return as_json or show_all or not row.superseded_by
 
+    def findings():
+        """Every finding wanted: the local roots' (one in memory at a time), then each remote root's."""
+        if index is not None:
+            for row in index.rows():
+                if wanted(row):
+                    yield index.finding(row)
+        flags = [*(["--needs-human"] if needs_human else []), *(["--route", route] if route else []),
+                 *(["--class", klass] if klass else []), *(["--all"] if show_all else [])]
+        for root in remote:
+            for data in _remote_ls(root, flags, settings, as_json=as_json):
+                found = _remote_finding(data, root, as_json=as_json)
+                if as_json or show_all or not found.superseded_by:
+                    yield found
+
     def selected(finding: Finding) -> dict[str, Any]:
         data = stamp("finding", finding.to_json())
         return data if fields is None else {"schema": data["schema"], **{k: data.get(k) for k in fields}}
@@ -125,32 +141,50 @@ def ls_cmd(roots: tuple[str, ...], as_json: bool, fields_spec: str | None, force
     tsv = fields is not None or not (force_table or sys.stdout.isatty())
     if as_json:  # a stream: one finding in memory at a time
         click.echo("[", nl=False)
-        for row in index.rows():
-            if wanted(row):
-                text = _dump(selected(index.finding(row)), unmasked=unmasked)
-                click.echo(("," if shown else "") + "\n" + "\n".join("  " + line for line in text.splitlines()), nl=False)
-                shown += 1
+        for finding in findings():
+            text = _dump(selected(finding), unmasked=unmasked)
+            click.echo(("," if shown else "") + "\n" + "\n".join("  " + line for line in text.splitlines()), nl=False)
+            shown += 1
         click.echo("\n]" if shown else "]")
     elif tsv:
         names = fields or TSV_FIELDS
         click.echo("\t".join(names))
-        for row in index.rows():
-            if wanted(row):
-                data = index.finding(row).to_json()
-                click.echo("\t".join(_tsv(data.get(k), masked=not unmasked) for k in names))
-                shown += 1
+        for finding in findings():
+            data = finding.to_json()
+            click.echo("\t".join(_tsv(data.get(k), masked=not unmasked) for k in names))
+            shown += 1
     else:
         _say(_table_head())
-        for row in index.rows():
-            if wanted(row):
-                _say(_table_line(index.finding(row)))
-                shown += 1
-    for root, problem in index.root_problems.items():
+        for finding in findings():
+            _say(_table_line(finding))
+            shown += 1
+    problems = index.root_problems if index is not None else {}
+    for root, problem in problems.items():
         _say(f"root {root}: {problem}", err=True)
-    if index.root_problems:
+    if problems:
         sys.exit(EXIT_BAD_INPUT)
     if needs_human and shown:
         sys.exit(EXIT_NEEDS_HUMAN)
+
+
+def _remote_ls(root, flags: list[str], settings, *, as_json: bool) -> list[dict]:
+    from ..remote import client, ssh
+
+    spec = settings.root(root.url)
+    try:
+        found, _code = client.ls(root, flags, ssh=ssh.client(settings.ssh_command),
+                                 remote_command=spec.remote_command if spec else None)
+    except ssh.RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    return found
+
+
+def _remote_finding(data: dict, root, *, as_json: bool) -> Finding:
+    try:
+        return Finding.model_validate(data)
+    except ValueError as exc:  # pydantic's ValidationError is one
+        _fail(f"{root.label}: a finding came back in a shape this console does not know: {str(exc).splitlines()[0]}",
+              as_json=as_json)
 
 
 @main.command("show", epilog="""\b
@@ -166,16 +200,41 @@ Examples:
 def show_cmd(ref: str, roots: tuple[str, ...], as_json: bool, config_file: str | None = None,
              unmasked: bool = False) -> None:
     """Show one finding in full. REF is its id or its file path. Exit 2 when there is no such finding."""
-    index, finding = _find(ref, roots, config_file, as_json)
-    if finding is None:
-        _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
-    counts = index.seen(finding.fingerprint)
+    from ..core.remote_root import is_remote
+
+    if any(is_remote(r) for r in roots):
+        finding, counts = _show_remote(ref, roots, config_file, as_json)
+    else:
+        index, finding = _find(ref, roots, config_file, as_json)
+        if finding is None:
+            _fail(f"no finding {ref} under {', '.join(index.roots)}", as_json=as_json)
+        counts = index.seen(finding.fingerprint)
     if as_json:
         data = stamp("finding", finding.to_json())
         data["fingerprint_seen"] = {"times": counts[0], "runs": counts[1]}
         click.echo(_dump(data, unmasked=unmasked))
         return
     _say(render_text(finding, counts))
+
+
+def _show_remote(ref: str, roots: tuple[str, ...], config_file: str | None, as_json: bool):
+    from ..remote import client, ssh
+
+    settings, _local, remote = _resolve(roots, config_file, as_json=as_json)
+    if len(roots) != 1:
+        _fail("show on an ssh:// root takes that root alone as --root", as_json=as_json)
+    root = remote[0]
+    spec = settings.root(root.url)
+    command = spec.remote_command if spec else None
+    try:
+        client_ssh = ssh.client(settings.ssh_command)
+        finding = client.show(root, client.remote_ref(ref, root, ssh=client_ssh, remote_command=command),
+                              ssh=client_ssh, remote_command=command)
+    except ssh.RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    if finding is None:
+        _fail(f"no finding {ref} under {root.url}", as_json=as_json)
+    return finding, (0, 0)
 
 
 def _word(value: Any) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import taxonomy as tx
+from .remote_root import RemoteRootError, is_remote, parse as parse_remote
 
 DEFAULT_LIFETIME_S = 24 * 3600
 MAX_CONFIG_BYTES = 1 << 20
@@ -41,6 +42,7 @@ class RootSettings:
     resume_command: tuple[str, ...] | None = None
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    remote_command: str | None = None  # an ssh:// root: its host's triage command (default "triage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +52,17 @@ class Settings:
     signing_key: str | None = None  # None: use ssh-agent
     policy: str | None = None
     roots: tuple[RootSettings, ...] = ()
+    notify: tuple[str, ...] = ()  # apprise URLs ``triage notify`` sends new gates to
+    ssh_command: str | None = None  # how ssh:// roots are reached (as git's core.sshCommand); default "ssh"
 
     def root(self, path: str | os.PathLike[str]) -> RootSettings | None:
-        """The settings of the root at ``path`` (compared after resolving both)."""
+        """The settings of the root at ``path`` (compared after resolving both; URLs as parsed)."""
+        if is_remote(os.fspath(path)):
+            try:
+                url = parse_remote(os.fspath(path)).url
+            except RemoteRootError:
+                return None
+            return next((r for r in self.roots if r.path == url), None)
         want = os.path.realpath(os.fspath(path))
         for r in self.roots:
             if os.path.realpath(r.path) == want:
@@ -116,6 +126,8 @@ def _expand(path: str, base: Path | None) -> str:
 def _inside(path: str, roots: Iterable[str | os.PathLike[str]]) -> str | None:
     real = os.path.realpath(path)
     for root in roots:
+        if is_remote(os.fspath(root)):
+            continue  # on another host: nothing of this machine lies inside it
         r = os.path.realpath(os.fspath(root))
         if real == r or real.startswith(r.rstrip(os.sep) + os.sep):
             return os.fspath(root)
@@ -219,7 +231,7 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, roots: Iterable
     data = _read_toml(chosen, "settings file", roots)
     base = Path(chosen).parent
     where = f"settings file {chosen}"
-    known = {"operator", "signing_key", "policy", "roots"}
+    known = {"operator", "signing_key", "policy", "roots", "notify", "ssh_command"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)}")
@@ -231,12 +243,17 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, roots: Iterable
     if signing_key:
         refuse_inside(signing_key, f"{where}: signing_key", every_root)
     for r in root_list:
-        if r.resume_command:
+        if r.resume_command and not is_remote(r.path):  # a remote root's runs on its own host
             why = command_problem(r.resume_command, r.cwd, every_root, environ)
             if why:
                 raise ConfigError(f"{where}: resume_command of {r.path}: {why}; it is not used")
+    notify = _list(data.get("notify", []), "notify", where)
+    if not all(isinstance(url, str) and url.strip() for url in notify):
+        raise ConfigError(f"{where}: notify must be a list of notification URLs (strings)")
     return Settings(
         source=chosen,
+        notify=tuple(url.strip() for url in notify),
+        ssh_command=_str(data, "ssh_command", where),
         operator=_str(data, "operator", where),
         signing_key=signing_key,
         policy=_expand(policy, base) if policy else None,
@@ -256,7 +273,7 @@ def _root_settings(data: Any, base: Path, where: str) -> RootSettings:
     path = _str(data, "path", where)
     if path is None:
         raise ConfigError(f"{where}: a [[roots]] entry needs a path")
-    unknown = sorted(set(data) - {"path", "resume_command", "cwd", "env"})
+    unknown = sorted(set(data) - {"path", "resume_command", "cwd", "env", "remote_command"})
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) in [[roots]] {path}: {', '.join(unknown)}")
     command = data.get("resume_command")
@@ -272,6 +289,16 @@ def _root_settings(data: Any, base: Path, where: str) -> RootSettings:
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ConfigError(f"{where}: env of {path} must be a table of strings")
     cwd = _str(data, "cwd", where)
+    remote_command = _str(data, "remote_command", where)
+    if is_remote(path):
+        try:
+            url = parse_remote(path).url
+        except RemoteRootError as exc:
+            raise ConfigError(f"{where}: [[roots]] {exc}") from None
+        return RootSettings(path=url, resume_command=tuple(command) if command else None, cwd=cwd, env=dict(env),
+                            remote_command=remote_command)
+    if remote_command is not None:
+        raise ConfigError(f"{where}: remote_command of {path}: only an ssh:// root has one")
     return RootSettings(path=_expand(path, base), resume_command=tuple(command) if command else None,
                         cwd=_expand(cwd, base) if cwd else None, env=dict(env))
 

@@ -13,13 +13,13 @@ from .marks import Judge, Mark, mark_of, settings_judge, settles, state_now
 from .payload import (CHOICE_HELP, CHOICES, COMMENT_REQUIRED, MAX_COMMENT, MAX_DECISION_BYTES, NAMESPACE, REMEDIES,
                       SCHEMA, AlreadyDecided, Decided, DecisionError, Payload, State, build_payload, check_choice, encode,
                       finding_for, gate_of, is_decision_name, own_gate, parse_payload, paths_for, preflight)
-from .publish import Prepared, decide, prepare, publish
+from .publish import Prepared, about, decide, prepare, publish, publish_signed
 from .verify import FindingFacts, Verdict, current, facts_from_file, read_safely, verify_decision
 
 __all__ = [
     "CHOICES", "CHOICE_HELP", "COMMENT_REQUIRED", "MAX_COMMENT", "MAX_DECISION_BYTES", "NAMESPACE", "REMEDIES",
     "RESUMING_CHOICES", "SCHEMA", "AlreadyDecided", "Decided", "DecisionError", "FindingFacts", "Judge", "Mark",
-    "Payload", "Prepared", "State", "Verdict", "build_payload", "check_choice", "current", "decide", "encode",
+    "Payload", "Prepared", "about", "publish_signed", "State", "Verdict", "build_payload", "check_choice", "current", "decide", "encode",
     "facts_from_file", "finding_for", "gate_of", "is_decision_name", "iso", "mark_of", "own_gate", "parse_payload",
     "parse_time", "paths_for", "plain_id", "preflight", "prepare", "publish", "read_safely", "settings_judge",
     "settles", "state_now", "verify_decision",

@@ -18,13 +18,13 @@ import os
 import secrets
 import stat
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .. import audit, reading, signing
 from ..config import Policy
 from ..ids import plain_id
-from .payload import AlreadyDecided, Decided, DecisionError, build_payload, encode, paths_for, preflight
+from .payload import AlreadyDecided, Decided, DecisionError, a_gate, build_payload, encode, paths_for, preflight
 from .verify import current, read_safely
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,62 @@ def prepare(root: str, finding: Any, *, choice: str, operator: str | None, polic
     return Prepared(root, finding, payload, encode(payload), supersedes)
 
 
+def about(root: str, finding: Any, policy: Policy, *, now: datetime | None = None) -> dict[str, Any]:
+    """What a remote signer needs to build a payload for ``finding`` here: the audit log's head,
+    the decision it would supersede, and the current decision if there is one (then it may not)."""
+    root = os.path.abspath(root)
+    decision_rel, _sig = paths_for(finding.path)
+    before = current(root, finding, policy, now=now)
+    supersedes = (before.payload or {}).get("decision_id") if before is not None else None
+    return {"audit_head": audit.head(root)[1], "supersedes": supersedes if plain_id(supersedes) else None,
+            "current": before.payload if before is not None and before.current else None,
+            "decision_path": decision_rel}
+
+
+def publish_signed(root: str, finding: Any, data: bytes, signature: bytes, policy: Policy, *,
+                   now: datetime | None = None) -> Decided:
+    """Publish a decision signed elsewhere on ``finding`` under ``root``: the payload must be this
+    finding's, as it is now, a choice its gate takes, by a signer the policy lets sign it, fresh,
+    and in the canonical encoding; then everything a local publish checks (``publish``)."""
+    from ..ids import parse_time
+    from .payload import parse_payload
+
+    root = os.path.abspath(root)
+    try:
+        import json
+
+        raw = json.loads(data.decode("utf-8"))
+        p = parse_payload(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecisionError(f"not a decision payload: {str(exc).splitlines()[0]}") from None
+    if encode(raw) != data:
+        raise DecisionError("the payload is not in its canonical encoding")
+    if p.finding_path != finding.path or p.run_id != finding.run:
+        raise DecisionError(f"the payload answers {p.finding_path!r} of run {p.run_id!r}, not {finding.path!r}")
+    gate = preflight(finding, choice=p.choice, operator=p.operator, policy=policy, comment=p.comment, remedy=p.remedy,
+                     answer=p.answer)
+    if gate != p.gate:
+        raise DecisionError(f"the payload answers {a_gate(p.gate)} gate, but the finding waits on {a_gate(gate)} gate")
+    if p.finding_sha256 != finding.sha256:
+        raise DecisionError(f"{finding.path} changed since it was reviewed: look at it again before deciding")
+    now = now or datetime.now(timezone.utc)
+    try:
+        issued, expires = parse_time(p.issued_at), parse_time(p.expires_at)
+    except ValueError:
+        raise DecisionError("issued_at / expires_at are not ISO-8601 times") from None
+    if issued > now + timedelta(minutes=5):
+        raise DecisionError(f"issued in the future ({p.issued_at}): is this machine's clock right?")
+    if expires <= now:
+        raise DecisionError(f"expired at {p.expires_at}")
+    if (expires - issued).total_seconds() > policy.lifetime_s + 60:
+        raise DecisionError("it would outlive the decision lifetime this root's policy allows")
+    prepared = Prepared(root, finding, dict(raw), data, p.supersedes)
+    before = current(root, finding, policy, now=now)
+    if before is not None and before.current and not _is_symlink(root, paths_for(finding.path)[0]):
+        raise AlreadyDecided(before.payload or {}, paths_for(finding.path)[0])
+    return publish(prepared, signer=None, policy=policy, now=now, signature=signature)
+
+
 def decide(root: str, finding: Any, *, choice: str, operator: str | None, signer: signing.Signer, policy: Policy,
            comment: str | None = None, remedy: str | None = None, answer: str | None = None,
            now: datetime | None = None, _crash_at: str | None = None) -> Decided:
@@ -82,9 +138,12 @@ def decide(root: str, finding: Any, *, choice: str, operator: str | None, signer
     return publish(prepared, signer=signer, policy=policy, now=now, _crash_at=_crash_at)
 
 
-def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: datetime | None = None,
-            _crash_at: str | None = None) -> Decided:
-    """Sign the prepared bytes and publish them (see the module's docstring for the guarantees)."""
+def publish(prepared: Prepared, *, signer: signing.Signer | None, policy: Policy, now: datetime | None = None,
+            signature: bytes | None = None, _crash_at: str | None = None) -> Decided:
+    """Sign the prepared bytes and publish them (see the module's docstring for the guarantees).
+
+    ``signature``: the bytes were signed elsewhere (a remote root's operator, on their own machine):
+    publish that signature, after the same checks."""
     root, finding, payload, data, supersedes = (prepared.root, prepared.finding, prepared.payload, prepared.data,
                                                 prepared.supersedes)
     operator, gate, choice = payload["operator"], payload["gate"], payload["choice"]
@@ -96,7 +155,7 @@ def publish(prepared: Prepared, *, signer: signing.Signer, policy: Policy, now: 
         raise DecisionError(f"cannot read {finding.path}: {exc}") from None
     if hashlib.sha256(current_bytes).hexdigest() != sha:
         raise DecisionError(f"{finding.path} changed since it was reviewed: look at it again before deciding")
-    sig = signing.sign(data, signer)
+    sig = signature if signature is not None else signing.sign(data, signer)
     if policy.allowed_signers is not None:  # a decision nobody could verify is not published
         ok, words = signing.verify(data, sig, allowed_signers=policy.allowed_signers, principal=operator)
         if not ok:

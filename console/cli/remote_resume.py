@@ -1,0 +1,87 @@
+"""``triage resume REF --root ssh://…``: signed here, run on the run's own host.
+
+The decision is signed with this operator's key and published there (``remote.decide``); then
+the host's own ``triage resume --signed-only`` runs it with that host's ``resume_command``, its
+lock and its result file, its output streamed back here. Closing the link (SIGINT / SIGTERM here)
+cancels it there (``--cancel-on-eof``), and the host records the cancellation.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from ..core import decisions, signing
+from ..core.remote_root import RemoteRootError, parse
+from .common import EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _fail, _key_outside, _load_config, _say, _signer_keys
+
+
+def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key: str | None, operator: str | None,
+                  policy_file: str | None, config_file: str | None, as_json: bool) -> None:
+    from ..remote import client, decide as remote_decide, ssh as remote_ssh
+
+    if len(roots) != 1:
+        _fail("resuming on an ssh:// root takes that root alone as --root", as_json=as_json)
+    try:
+        root = parse(roots[0])
+    except RemoteRootError as exc:
+        _fail(str(exc), as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, [], as_json)
+    operator = operator or settings.operator
+    spec = settings.root(root.url)
+    command = spec.remote_command if spec else None
+    try:
+        ssh = remote_ssh.client(settings.ssh_command)
+        there = client.remote_ref(ref, root, ssh=ssh, remote_command=command)
+        finding = client.show(root, there, ssh=ssh, remote_command=command)
+    except remote_ssh.RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    if finding is None:
+        _fail(f"no finding {ref} under {root.url}", as_json=as_json)
+    if finding.gate == "resume":
+        choice = "resume"
+    elif decisions.gate_of(finding, "retry") == "retry":
+        choice = "retry"
+    else:
+        _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
+
+    def signer_for(_finding):
+        return signing.resolve(_key_outside(key, [], as_json) or settings.signing_key, interactive=sys.stdin.isatty(),
+                               prefer=_signer_keys(policy, operator))
+
+    try:
+        remote_decide.decide(root, there, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
+                             comment=comment, ssh=ssh, remote_command=command)
+    except remote_decide.RemoteAlreadyDecided as exc:
+        if exc.payload.get("choice") not in decisions.RESUMING_CHOICES:
+            _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
+        # signed before and not yet run: the host runs it (or says it already ran)
+    except remote_ssh.RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except signing.SigningError as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    args = ["resume", "--signed-only", "--cancel-on-eof", "--root", root.path, *(["--json"] if as_json else []),
+            "--", there]
+    argv = remote_ssh.argv(root, args, ssh=ssh, remote_command=command)
+    _say(f"triage: resuming {finding.run} / {finding.node or '-'} on {root.label}", err=True)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE)
+    except OSError as exc:
+        _fail(f"cannot start {argv[0]}: {exc.strerror or exc}", as_json=as_json)
+
+    def hang_up(*_args) -> None:  # the host sees its stdin close, cancels and records it
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, hang_up)
+    code = proc.wait()
+    if code == 255:
+        _fail(f"{root.label}: the link was lost; the host's resume result says how it ended "
+              f"(`triage verify` on its decision)", as_json=as_json)
+    sys.exit(code)

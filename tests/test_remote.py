@@ -1,0 +1,269 @@
+"""Remote roots through a real OpenSSH server on 127.0.0.1 (tests/sshd_kit.py) and the real ssh
+client: the remote side is this same checkout's ``triage``, as on a second host."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from console.core import signing
+from console.core.remote_root import RemoteRootError, parse
+from decision_kit import CONFIRM, make_kit, ssh_verify
+from sshd_kit import SSHD, start_sshd
+
+pytestmark = [
+    pytest.mark.skipif(SSHD is None, reason="sshd is needed (Debian's openssh-server)"),
+    pytest.mark.skipif(signing.shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed"),
+    pytest.mark.slow,
+]
+
+
+@pytest.fixture
+def host(tmp_path: Path):
+    (tmp_path / "kit").mkdir()
+    kit = make_kit(tmp_path / "kit")
+    server = start_sshd(tmp_path / "ssh", remote_env={"TRIAGE_CONFIG": str(kit.config)})
+    try:
+        yield kit, server
+    finally:
+        server.stop()
+
+
+def triage(server, kit, *args: str, stdin: str | None = None, env: dict | None = None):
+    full = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    full.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command, **(env or {})})
+    out = subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, env=full,
+                         input=stdin, timeout=120)
+    assert "Traceback" not in out.stderr, out.stderr[-2000:]
+    return out
+
+
+def remote_settings(kit, server) -> None:
+    """The operator's settings name the remote root and its host's triage command."""
+    kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{server.url(kit.root)}"\n'
+                          f'remote_command = "{server.remote_triage}"\n')
+
+
+def test_remote_root_urls_are_parsed_strictly() -> None:
+    root = parse("ssh://alice@build-3.example:2222/srv/runs/")
+    assert (root.user, root.host, root.port, root.path) == ("alice", "build-3.example", 2222, "/srv/runs")
+    assert root.url == "ssh://alice@build-3.example:2222/srv/runs"
+    for bad in ("ssh://-oProxyCommand=evil/x", "ssh://h/../etc", "ssh://h", "ssh://h:0/x", "ssh://a b@h/x",
+                "ssh://h/x\ny", "ssh://h/x?q"):
+        with pytest.raises(RemoteRootError):
+            parse(bad)
+
+
+def test_ls_and_show_read_a_remote_root_over_ssh(host) -> None:
+    kit, server = host
+    remote_settings(kit, server)
+    url = server.url(kit.root)
+    local = json.loads(triage(server, kit, "ls", str(kit.root), "--json").stdout)
+    remote = json.loads(triage(server, kit, "ls", url, "--json").stdout)
+    assert {f["path"] for f in remote} == {f["path"] for f in local}
+    assert {f["root"] for f in remote} == {url}
+    assert not {f["id"] for f in remote} & {f["id"] for f in local}  # a remote root's ids are its own
+    both = json.loads(triage(server, kit, "ls", str(kit.root), url, "--json").stdout)
+    assert len(both) == len(local) + len(remote)
+    target = next(f for f in remote if f["path"] == CONFIRM)
+    shown = json.loads(triage(server, kit, "show", target["id"], "--root", url, "--json").stdout)
+    assert shown["path"] == CONFIRM and shown["root"] == url and shown["sha256"] == target["sha256"]
+    gates = triage(server, kit, "ls", url, "--needs-human", "--json")
+    assert gates.returncode == 1 and CONFIRM in {f["path"] for f in json.loads(gates.stdout)}
+
+
+def test_an_unreachable_host_is_a_clear_exit_2(host) -> None:
+    kit, server = host
+    server.stop()
+    out = triage(server, kit, "ls", server.url(kit.root))
+    assert out.returncode == 2 and "127.0.0.1" in out.stderr
+
+
+def test_a_decision_is_signed_here_and_published_there(host) -> None:
+    kit, server = host
+    remote_settings(kit, server)
+    url = server.url(kit.root)
+    out = triage(server, kit, "decide", CONFIRM, "--root", url, "--choice", "reject", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["schema"] == "triage-decided/v1" and result["root"] == url
+    decision = kit.root / CONFIRM.replace("FAILURE.json", "FAILURE.decision.json")
+    data = decision.read_bytes()
+    assert json.loads(data)["choice"] == "reject"
+    assert ssh_verify(data, Path(str(decision) + ".sig"), kit.allowed, "alice@example.com").returncode == 0
+    audit = (kit.root / ".triage" / "audit.jsonl").read_text().splitlines()
+    assert json.loads(audit[-1])["decision_id"] == result["decision_id"]
+    again = triage(server, kit, "decide", CONFIRM, "--root", url, "--choice", "approve", "--operator",
+                   "bob@example.com", "--key", str(kit.key("bob")))
+    assert again.returncode == 3 and "alice@example.com" in again.stderr
+    verified = triage(server, kit, "verify", str(decision))
+    assert verified.returncode == 0 and verified.stdout.startswith("valid")
+
+
+def test_a_changed_finding_refuses_the_remote_publish(host) -> None:
+    kit, server = host
+    url = server.url(kit.root)
+    hold = kit.root / CONFIRM
+    # the remote host's triage, wrapped: the finding changes after --about, before the publish
+    wrapper = Path(server.base) / "remote-triage"
+    wrapper.write_text("#!/bin/sh\n"
+                       f'case " $* " in *" publish "*) case " $* " in *" --about "*) ;; *) echo >> "{hold}" ;; esac ;; esac\n'
+                       f'exec {sys.executable} -m console "$@"\n')
+    wrapper.chmod(0o755)
+    kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{url}"\nremote_command = "{wrapper}"\n')
+    out = triage(server, kit, "decide", CONFIRM, "--root", url, "--choice", "reject")
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "changed since it was reviewed" in out.stderr
+    assert not (hold.parent / "FAILURE.decision.json").exists()
+
+
+def _remote_watchers(root: Path) -> list[int]:
+    """Pids of the remote side's `watch --jsonl -- ROOT` processes (this host plays both sides)."""
+    out = subprocess.run(["pgrep", "-f", f"watch --jsonl -- {root}"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_a_feed_reconnects_and_reconciles_without_duplicates(host) -> None:
+    import threading
+
+    from console.remote.feed import RemoteFeed
+
+    kit, server = host
+    changes, states = [], []
+    cond = threading.Condition()
+
+    def on_change(added, changed, removed):
+        with cond:
+            changes.append(([f.path for f in added], [f.path for f in changed], [f.path for f in removed]))
+            cond.notify_all()
+
+    def on_status(state, detail):
+        with cond:
+            states.append((state, detail))
+            cond.notify_all()
+
+    def wait(predicate, timeout=30.0):
+        with cond:
+            assert cond.wait_for(predicate, timeout), (states[-5:], changes[-5:])
+
+    feed = RemoteFeed(parse(server.url(kit.root)), ssh=server.ssh_command.split(), remote_command=server.remote_triage,
+                      on_change=on_change, on_status=on_status, backoff=(0.2,))
+    feed.start()
+    try:
+        wait(lambda: states and states[-1][0] == "live")
+        first = set(changes[0][0])
+        assert CONFIRM in first and len(changes) == 1
+        new = kit.root / "r-late" / "FAILURE.json"
+        new.parent.mkdir()
+        new.write_text(json.dumps({"failure_type": "test_failed", "retryable": "true", "next_action": "Fix it.",
+                                   "role": "verify", "exit_code": 1, "stderr_tail": "FAILED"}))
+        wait(lambda: any("r-late/FAILURE.json" in c[0] for c in changes))
+        # the link goes down; meanwhile a run goes away and another comes
+        for pid in _remote_watchers(kit.root):
+            os.kill(pid, 9)
+        wait(lambda: any(s == "unreachable" for s, _ in states))
+        shutil.rmtree(new.parent)
+        other = kit.root / "r-later" / "FAILURE.json"
+        other.parent.mkdir()
+        other.write_text(new.read_text() if new.exists() else json.dumps({
+            "failure_type": "agent_failed", "retryable": "true", "next_action": "Retry.", "role": "code",
+            "exit_code": 1, "stderr_tail": "boom"}))
+        before = len(changes)
+        wait(lambda: states[-1][0] == "live" and len(changes) > before)
+        added, changed, removed = changes[-1]
+        assert added == ["r-later/FAILURE.json"] and removed == ["r-late/FAILURE.json"]
+        assert changed == []  # nothing else is announced again
+        assert {f.path for f in feed.findings()} == first | {"r-later/FAILURE.json"}
+    finally:
+        feed.stop()
+
+
+def test_watch_jsonl_merges_local_and_remote_roots_and_says_each_state(host, tmp_path: Path) -> None:
+    kit, server = host
+    remote_settings(kit, server)
+    local = tmp_path / "local-runs"
+    (local / "r-here").mkdir(parents=True)
+    (local / "r-here" / "FAILURE.json").write_text(json.dumps({
+        "failure_type": "agent_failed", "retryable": "true", "next_action": "Retry.", "role": "code",
+        "exit_code": 1, "stderr_tail": "boom"}))
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command})
+    url = server.url(kit.root)
+    proc = subprocess.Popen([sys.executable, "-m", "console", "watch", "--jsonl", str(local), url],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        seen = []
+        for line in proc.stdout:
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == "ready":
+                break
+        roots = {e["finding"]["root"] for e in seen if e["event"] == "added"}
+        assert roots == {str(local), url}
+        assert any(e["event"] == "status" and e.get("root") == url and e["mode"] == "live" for e in seen)
+        assert {e["schema"] for e in seen} == {"triage-event/v1"}
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+
+
+def _resume_settings(kit, server, script: Path) -> None:
+    """The operator's settings (here, and on the host: one file plays both) name both roots: the
+    ssh:// one with its host's triage, the host's own path with its resume command."""
+    url = server.url(kit.root)
+    kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{url}"\nremote_command = "{server.remote_triage}"\n'
+                          f'\n[[roots]]\npath = "{kit.root}"\nresume_command = ["{sys.executable}", "{script}", "{{run_dir}}", "{{role}}"]\n')
+
+
+def test_a_resume_is_signed_here_and_runs_on_the_runs_host(host, tmp_path: Path) -> None:
+    from decision_kit import RESUME
+
+    kit, server = host
+    script = tmp_path / "bin" / "resume.py"
+    script.parent.mkdir()
+    script.write_text("import sys\nprint('resuming', sys.argv[2], 'in', sys.argv[1].rsplit('/', 1)[-1], flush=True)\n")
+    _resume_settings(kit, server, script)
+    out = triage(server, kit, "resume", RESUME, "--root", server.url(kit.root))
+    assert out.returncode == 0, out.stderr
+    run = RESUME.split("/")[0]
+    assert f"in {run}" in out.stdout
+    results = list((kit.root / run / ".triage" / "resume").glob("*.json"))
+    assert len(results) == 1 and json.loads(results[0].read_text())["exit_code"] == 0
+    again = triage(server, kit, "resume", RESUME, "--root", server.url(kit.root))
+    assert again.returncode == 3  # a decision runs once
+
+
+def test_cancelling_a_remote_resume_cancels_it_on_the_host(host, tmp_path: Path) -> None:
+    from decision_kit import RESUME
+
+    kit, server = host
+    script = tmp_path / "bin" / "resume.py"
+    script.parent.mkdir()
+    script.write_text("import time\nprint('started', flush=True)\ntime.sleep(120)\n")
+    _resume_settings(kit, server, script)
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command})
+    proc = subprocess.Popen([sys.executable, "-m", "console", "resume", RESUME, "--root", server.url(kit.root)],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        proc.terminate()
+        assert proc.wait(60) != 0
+    finally:
+        proc.kill()
+    run = RESUME.split("/")[0]
+    result_dir = kit.root / run / ".triage" / "resume"
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the host records it as the command ends
+        done = [json.loads(p.read_text()) for p in result_dir.glob("*.json")]
+        if done:
+            break
+        time.sleep(0.1)
+    assert done and done[0]["cancelled"] is True
