@@ -48,13 +48,25 @@ def _answer(done, root: RemoteRoot) -> dict[str, Any]:
     return answer
 
 
-def decide(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, policy: Policy, signer_for,
-           comment: str | None = None, remedy: str | None = None, answer_text: str | None = None,
-           ssh: Sequence[str], remote_command: str | None = None) -> RemoteDecided:
-    """``signer_for(finding)``: the local signer (resolved once the finding is known)."""
+@dataclass(frozen=True, slots=True)
+class RemotePrepared:
+    """A decision on a remote finding, ready to sign: the exact bytes, and where they go."""
+
+    root: RemoteRoot
+    ref: str  # the finding as the host knows it
+    finding: Any  # as the host reported it (root: the URL)
+    payload: dict[str, Any]
+    data: bytes
+
+
+def prepare(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, policy: Policy, signer=None,
+            comment: str | None = None, remedy: str | None = None, answer_text: str | None = None,
+            ssh: Sequence[str], remote_command: str | None = None) -> RemotePrepared:
+    """Ask the host what the finding is now, check the choice against this operator's policy and
+    build the exact payload (``signer``: for the key fingerprint it names, if known)."""
     ref = client.remote_ref(ref, root, ssh=ssh, remote_command=remote_command)
-    base = ["publish", "--root", root.path]
-    done = ssh_.run(root, [*base, "--about", "--", ref], ssh=ssh, remote_command=remote_command)
+    done = ssh_.run(root, ["publish", "--root", root.path, "--about", "--", ref], ssh=ssh,
+                    remote_command=remote_command)
     about = _answer(done, root)
     if client.error_of(about):
         raise RemoteError(f"{root.label}: {client.error_of(about)}", code=done.returncode or 2)
@@ -66,18 +78,23 @@ def decide(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, pol
     answer_text = answer_text.strip() if answer_text else None
     gate = decisions.preflight(finding, choice=choice, operator=operator, policy=policy, comment=comment, remedy=remedy,
                                answer=answer_text)
-    signer = signer_for(finding)
     supersedes = about.get("supersedes") if decisions.plain_id(about.get("supersedes")) else None
     head = about.get("audit_head") if isinstance(about.get("audit_head"), str) else None
+    public = getattr(signer, "public_key", None)
     payload = decisions.build_payload(finding, gate=gate, choice=choice, operator=operator, lifetime_s=policy.lifetime_s,
                                       comment=comment, remedy=remedy, answer=answer_text, supersedes=supersedes,
-                                      key_fingerprint=signing.fingerprint(signer.public_key) if signer.public_key else None,
-                                      audit_prev=head)
-    data = decisions.encode(payload)
-    signature = signing.sign(data, signer)
-    body = json.dumps({"decision": data.decode("utf-8"), "signature": signature.decode("ascii")}).encode("utf-8")
+                                      key_fingerprint=signing.fingerprint(public) if public else None, audit_prev=head)
+    return RemotePrepared(root, ref, finding, payload, decisions.encode(payload))
+
+
+def publish(prepared: RemotePrepared, signature: bytes, *, ssh: Sequence[str],
+            remote_command: str | None = None) -> RemoteDecided:
+    """Send the signed bytes to the host's ``triage publish``; its refusals come back as errors."""
+    root, ref, payload = prepared.root, prepared.ref, prepared.payload
+    body = json.dumps({"decision": prepared.data.decode("utf-8"), "signature": signature.decode("ascii")}).encode("utf-8")
     try:
-        done = ssh_.run(root, [*base, "--", ref], ssh=ssh, remote_command=remote_command, stdin=body)
+        done = ssh_.run(root, ["publish", "--root", root.path, "--", ref], ssh=ssh, remote_command=remote_command,
+                        stdin=body)
     except RemoteError as lost:
         published, words = _settle(root, ref, payload["decision_id"], lost, ssh=ssh, remote_command=remote_command)
         if published:
@@ -90,6 +107,17 @@ def decide(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, pol
             raise RemoteAlreadyDecided(why, {k: result.get(k) for k in ("decided_by", "choice", "issued_at")})
         raise RemoteError(f"{root.label}: {why}", code=done.returncode or 2)
     return RemoteDecided(result, payload)
+
+
+def decide(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, policy: Policy, signer_for,
+           comment: str | None = None, remedy: str | None = None, answer_text: str | None = None,
+           ssh: Sequence[str], remote_command: str | None = None) -> RemoteDecided:
+    """Prepare, sign here, publish there. ``signer_for(None)``: the local signer (resolved first:
+    the payload names the key that signs it)."""
+    signer = signer_for(None)
+    prepared = prepare(root, ref, choice=choice, operator=operator, policy=policy, signer=signer, comment=comment,
+                       remedy=remedy, answer_text=answer_text, ssh=ssh, remote_command=remote_command)
+    return publish(prepared, signing.sign(prepared.data, signer), ssh=ssh, remote_command=remote_command)
 
 
 def _settle(root: RemoteRoot, ref: str, decision_id: str, lost: RemoteError, *, ssh,
