@@ -18,14 +18,17 @@ from textual.message import Message
 
 from .core.findings import Finding
 from .core.index import Change, FindingIndex
+from .core.safety import safe
 from .paths import style
 from .core.config import NO_POLICY
 from .core.decisions import Judge
 from .screens.decision import DecisionScreen, Signing
 from .core.resume import RESUMING_CHOICES, Resume, ResumeError
 from .screens.gates import GateQueueScreen, settled
+from .screens.help import HelpScreen
+from .screens.notices import KEPT, Notice, NoticesScreen
 from .screens.resume import QuitScreen, ResumeJob, ResumeScreen
-from .screens.main import MainScreen
+from .screens.main import MainScreen, can_decide, can_retry
 from .screens.runs import RunsScreen
 
 
@@ -41,6 +44,7 @@ class TriageApp(App[None]):
         Binding("r", "runs", "Runs", show=False, id="app.runs"),
         Binding("R", "retry", "Retry from role", show=False, id="app.retry"),
         Binding("L", "resume_log", "Resume log", show=False, id="app.resume_log"),
+        Binding("N", "notifications", "Notifications", show=False, id="app.notifications"),
     ]
 
     @dataclass
@@ -77,6 +81,7 @@ class TriageApp(App[None]):
         self.config_error = config_error
         self.judge = Judge(self.signing.policy)
         self.resumes: list[ResumeJob] = []
+        self.notices: list[Notice] = []  # every notification of the session (``N``)
         self.index = FindingIndex(roots, judge=self.judge)
         self.poll = poll
         self.use_monitor = monitor
@@ -93,14 +98,23 @@ class TriageApp(App[None]):
 
     def get_system_commands(self, screen) -> Iterable[SystemCommand]:
         """Every console action in the command palette (ctrl+p), beside Textual's own."""
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Keys":  # (Textual's key panel: the console has its own, below)
+                yield command
         main = self._main() if any(isinstance(s, MainScreen) for s in self.screen_stack) else None
+        yield SystemCommand("Keys", "Every key, what the status line's counts and the marks mean (?)",
+                            self.action_toggle_help)
+        yield SystemCommand("Notifications", "Every notification of this session, newest first (N)",
+                            self.action_notifications)
         yield SystemCommand("Gates", "Everything waiting for a person, oldest first (g)", self.action_gates)
         yield SystemCommand("Runs", "Every run with its state, newest activity first (r)", self.action_runs)
         if main is not None:
             yield SystemCommand("Filter", "Filter findings: words, route:, class:, gate:, run: (/)", main.action_filter)
             yield SystemCommand("Clear filter", "Show every finding again (escape)", main.action_clear)
             yield SystemCommand("Sort", "Cycle the sort column (s)", main.table.action_cycle_sort)
+            yield SystemCommand("Reverse sort", "Reverse the sort (S)", main.table.action_reverse_sort)
+            yield SystemCommand("Next gate", "The cursor to the next finding waiting for a person (n)",
+                                main.action_next_gate)
             yield SystemCommand("Copy next action", "Copy the selected finding's next action (c)", main.action_copy_next_action)
             yield SystemCommand("Open file", "Open the selected finding's file in $PAGER (o)", main.action_open_file)
             yield SystemCommand("Decide", "Sign a decision on the selected gate (d)", self.action_decide)
@@ -199,7 +213,13 @@ class TriageApp(App[None]):
 
     def on_triage_app_index_changed(self, message: IndexChanged) -> None:
         change = message.change
-        self._main().apply_change(list(change.added), list(change.changed), list(change.removed))
+        main = self._main_if_open()
+        if main is None:
+            return  # (the console is closing: its screens are gone)
+        main.apply_change(list(change.added), list(change.changed), list(change.removed))
+        for screen in self.screen_stack:
+            if isinstance(screen, GateQueueScreen):  # an open queue follows gates that come and go
+                screen.apply_change(list(change.added), list(change.changed), list(change.removed))
         now = self.clock()
         new_gates = [f for f in change.added + change.changed if f.gate and not f.superseded_by and not settled(f, now)]
         for f in new_gates[:3]:
@@ -261,11 +281,7 @@ class TriageApp(App[None]):
             if not isinstance(self.screen, MainScreen):
                 return True  # a modal screen's own binding decides
             row = self._selected_row()
-            if row is None or row.superseded_by:
-                return False
-            if action == "decide":
-                return bool(row.gate)
-            return row.route == "retry" and row.retryable is not False and not row.gate
+            return can_decide(row) if action == "decide" else can_retry(row)
         return True
 
     def action_decide(self) -> None:
@@ -365,10 +381,25 @@ class TriageApp(App[None]):
         self.push_screen(QuitScreen(len(running)), answer)
 
     def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+        """The console's own list of keys (of the screen it is opened on and the main screen), the
+        status line's legend and the marks; pressed again, it closes."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
         else:
-            self.action_show_help_panel()
+            self.push_screen(HelpScreen(self.screen, list(self.roots)))
+
+    def action_notifications(self) -> None:
+        self.push_screen(NoticesScreen(self.notices))
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """A toast, kept for the list ``N`` shows. Messages name runs, nodes and paths from the run
+        files: they are made safe and never read as markup (whatever ``markup`` says)."""
+        self.notices.append(Notice(self.clock(), str(severity), str(title or ""), str(message)))
+        if len(self.notices) > KEPT:
+            del self.notices[: len(self.notices) - KEPT]
+        super().notify(safe(message, max_len=600, keep_newlines=True), title=safe(title, max_len=120),
+                       severity=severity, timeout=timeout, markup=False)
 
     def open_in_pager(self, finding: Finding) -> None:
         """Show the finding's file in $PAGER (or $EDITOR), suspending the console meanwhile."""

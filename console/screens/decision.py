@@ -26,6 +26,8 @@ from ..core import decisions, signing
 from ..core.audit import AuditError
 from ..core.config import Policy, RootSettings, Settings
 from ..core.findings import Finding
+from ..core.resume import RESUMING_CHOICES
+from ..core.risk import destructive
 from ..core.safety import safe
 from ..core.formats import lookup
 from ..paths import style
@@ -52,6 +54,11 @@ class Signing:
         return self.settings.root(path) if self.settings is not None else None
 
 
+MAX_EVIDENCE = 12  # evidence lines shown here (the detail pane has them all)
+NO_RESUME_COMMAND = ("no resume_command for this root: the decision will be signed but nothing will run; "
+                     "add [[roots]] resume_command to the settings")
+
+
 def _text(value: Any, limit: int = 400) -> str:
     return safe(value, max_len=limit)
 
@@ -64,6 +71,7 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         Binding("ctrl+s", "prepare", "Sign…", id="decision.sign", priority=True),
         Binding("y", "confirm", "Yes, sign", id="decision.yes"),
         Binding("escape", "back", "Cancel", id="decision.cancel", priority=True),
+        Binding("question_mark", "app.toggle_help", "Help", id="decision.help"),  # (in the comment: text)
     ]
 
     def __init__(self, finding: Finding, how: Signing, *, retry: bool = False) -> None:
@@ -74,6 +82,11 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         self.choices = decisions.CHOICES.get(self.gate, ())
         self.prepared: decisions.Prepared | None = None
         self.busy = False
+        # A confirmation of a step that destroys data: the safe answer is the one preselected.
+        self.destructive = self.gate == "confirm" and destructive(finding.details.get("confirm_prompt"),
+                                                                    finding.next_action)
+        spec = how.root(finding.root)
+        self.resume_command = bool(spec is not None and spec.resume_command)
 
     # --- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -81,6 +94,7 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
             yield Static(self._title(), id="decision-title")
             with VerticalScroll(id="decision-body"):
                 yield Static(self._about(), id="decision-about")
+                yield Static(Text(NO_RESUME_COMMAND, style="bold"), id="decision-no-resume")
                 yield Static(Text("choice", style="bold"), classes="decision-label")
                 yield OptionList(*[Option(self._choice_line(c), id=c) for c in self.choices], id="decision-choices")
                 yield Static(Text("remedy", style="bold"), classes="decision-label", id="decision-remedy-label")
@@ -116,6 +130,16 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         if f.next_action:
             text.append(f"{'next action':<12}", style="bold")
             text.append(_text(f.next_action, 1200) + "\n")
+        if self.destructive:
+            text.append(f"{'destructive':<12}", style="bold")
+            text.append("this step destroys data: reject is preselected\n", style="bold red")
+        if f.evidence:
+            text.append(f"{'evidence':<12}", style="bold")
+            for i, e in enumerate(f.evidence[:MAX_EVIDENCE]):
+                text.append(("" if i == 0 else " " * 12) + "• " + _text(e.text, 600))
+                text.append(f"   ← {_text(e.source, 200)}\n", style="dim")
+            if len(f.evidence) > MAX_EVIDENCE:
+                text.append(" " * 12 + f"… {len(f.evidence) - MAX_EVIDENCE} more in the detail pane\n", style="dim")
         if f.decision:
             state = decisions.state_now(f.decision, datetime.now(timezone.utc))
             text.append(f"{'decision':<12}", style="bold")
@@ -161,7 +185,8 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         return "the answer to the question" if self.gate == "clarify" else "why (signed with the decision)"
 
     def on_mount(self) -> None:
-        self.query_one("#decision-choices", OptionList).highlighted = 0
+        first = self.choices.index("reject") if self.destructive and "reject" in self.choices else 0
+        self.query_one("#decision-choices", OptionList).highlighted = first
         self.query_one("#decision-remedies", OptionList).highlighted = 0
         self._sync()
         self.query_one("#decision-choices", OptionList).focus()
@@ -189,10 +214,16 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
             return {"answer": text, "comment": None, "remedy": None}
         return {"comment": text, "remedy": self.remedy, "answer": None}
 
+    @property
+    def runs_nothing(self) -> bool:
+        """The choice asks for a resume, but the root has no command to run one: signed, nothing runs."""
+        return self.choice in RESUMING_CHOICES and not self.resume_command
+
     def _sync(self) -> None:
         releasing = self.choice == "release"
         for selector in ("#decision-remedies", "#decision-remedy-label"):
             self.query_one(selector).display = releasing
+        self.query_one("#decision-no-resume").display = self.runs_nothing
         self._preview()
 
     def _preview(self) -> None:
@@ -290,8 +321,9 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         self.signer = signer
         self._preview()
         p = prepared.payload
+        nothing = " Nothing will run: this root has no resume_command." if self.runs_nothing else ""
         self._say(f"Sign '{p['choice']}' on this {p['gate']} gate as {p['operator']} ({signer.describe()}), "
-                  f"valid until {p['expires_at']}?  y: sign and publish · escape: back", "bold")
+                  f"valid until {p['expires_at']}?{nothing}  y: sign and publish · escape: back", "bold")
         self.query_one("#decision-comment", Input).disabled = True
         self.set_focus(None)
         self.refresh_bindings()

@@ -47,12 +47,21 @@ def settled(finding: Finding, now: datetime) -> bool:
     return settles(finding.decision, now)
 
 
+def pending(finding: Finding, now: datetime) -> bool:
+    """Whether the finding waits for a person: a gate, read whole, not replaced, not answered."""
+    return bool(finding.gate) and not finding.superseded_by and finding.status == "ok" and not settled(finding, now)
+
+
 def pending_gates(findings: list[Finding], now: datetime | None = None) -> list[Finding]:
     """Findings that wait for a person, oldest first (a gate answered by a current decision does not)."""
     now = now or datetime.now(timezone.utc)
-    gated = [f for f in findings if f.gate and not f.superseded_by and f.status == "ok" and not settled(f, now)]
-    gated.sort(key=lambda f: (f.time or "", f.path))
+    gated = [f for f in findings if pending(f, now)]
+    gated.sort(key=_oldest_first)
     return gated
+
+
+def _oldest_first(f: Finding) -> tuple[str, str]:
+    return (f.time or "", f.path)
 
 
 class GateQueueScreen(PickerScreen):
@@ -65,12 +74,31 @@ class GateQueueScreen(PickerScreen):
         Binding("enter", "pick", "Show", id="gates.show"),
         Binding("d", "decide", "Decide", id="gates.decide"),
         Binding("escape,q,g", "dismiss(None)", "Back", id="gates.back"),
+        Binding("question_mark", "app.toggle_help", "Help", id="gates.help"),
     ]
 
     def __init__(self, findings: list[Finding], now: Callable[[], datetime]) -> None:
         super().__init__()
         self.now = now
         self.gates = pending_gates(findings, now())
+
+    def apply_change(self, added: list[Finding], changed: list[Finding], removed: list[Finding]) -> None:
+        """Findings changed on disk while the queue is open: gates that came join it, those
+        answered (or gone) leave it; only the findings named are looked at."""
+        now = self.now()
+        gates = {f.id: f for f in self.gates}
+        before = list(gates)
+        for f in removed:
+            gates.pop(f.id, None)
+        for f in [*changed, *added]:
+            if pending(f, now):
+                gates[f.id] = f
+            else:
+                gates.pop(f.id, None)
+        new = sorted(gates.values(), key=_oldest_first)
+        if [f.id for f in new] != before or any(gates.get(f.id) is not f for f in self.gates):
+            self.gates = new
+            self.refill()
 
     def _highlighted(self) -> str | None:
         option_list = self.query_one(OptionList)

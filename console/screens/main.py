@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from typing import Callable, ClassVar
@@ -15,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Sparkline, Static
+from textual.widgets import Input, Sparkline, Static
 from .. import compat
 
 from ..core.findings import Finding
@@ -24,7 +25,9 @@ from ..core.query import narrows, parse_filter
 from ..core.safety import safe
 from ..paths import style
 from ..widgets.detail import DetailView, detail_text
-from ..widgets.finding_table import FindingTable, header_text
+from ..widgets.finding_table import FindingTable
+from ..widgets.table_columns import header_text
+from ..widgets.footer import SteadyFooter
 from ..widgets.sizing import set_virtual_size_quietly
 
 SPARK_MINUTES = 30
@@ -32,95 +35,6 @@ DETAIL_DELAY = 0.06  # while the cursor moves fast, seconds it rests before the 
 STATUS_ROUTES = ("human", *(r for r in ROUTES if r != "human"))  # what needs a person first
 INITIAL_REPAINT = 0.25  # while the initial scan streams rows, table and counts repaint at most this often
 FAST_MOVES = 0.15  # cursor moves closer together than this are "moving fast" (a held key)
-
-
-class SteadyFooter(Footer):
-    """Textual's footer, changed in place when the focus moves between the panes.
-
-    The stock footer removes and mounts a widget per key on every change of the active bindings
-    (three layout passes, 60-100 ms after Enter moves the focus to the detail); here keys that come
-    and go with the focus are hidden and shown again, in one layout pass. Anything else (new keys,
-    a different order, binding groups) rebuilds the footer as before.
-    """
-
-    FIRST_KEYS_AFTER = 0.03  # s: the first keys are built after the first frame, not in its step
-    _first_keys_due = False
-
-    def bindings_changed(self, screen: Screen) -> None:
-        if not self._bindings_ready and not self.children:
-            # The screen's first bindings: building the keys (about 5 ms) in the same step of the
-            # event loop as the first layout and render made that step the longest of the launch.
-            if not self._first_keys_due:
-                self._first_keys_due = True
-                self.set_timer(self.FIRST_KEYS_AFTER, lambda: Footer.bindings_changed(self, screen))
-            return
-        if not (screen.app.app_focus and self.is_attached and screen is self.screen and self._bindings_ready
-                and self._update_in_place()):
-            super().bindings_changed(screen)
-
-    def compose(self) -> ComposeResult:
-        """A key for every binding the focused pane could show, those not active now hidden, so
-        that a key that comes later (c and o once a row is selected, d on a gate) is shown in
-        place: a rebuild mounts and styles every key again (30-50 ms, the first row's frame)."""
-        if not self._bindings_ready:
-            return
-        screen = self.screen
-        active = {b.action: (b, enabled) for (_n, b, enabled, _t) in screen.active_bindings.values() if b.show}
-        possible: dict[str, Binding] = {}  # action -> its first binding down the focus chain
-        seen_keys: set[str] = set()
-        FooterKey = compat.footer_key()
-        for _namespace, bindings in compat.modal_binding_chain(screen):
-            for key, binding in bindings:
-                if key in seen_keys:
-                    continue
-                seen_keys.add(key)
-                if binding.show:
-                    if binding.group is not None:
-                        yield from super().compose()  # grouped keys: the stock layout
-                        return
-                    possible.setdefault(binding.action, binding)
-        self.styles.grid_size_columns = len(possible)
-        for action, binding in possible.items():
-            shown = active.get(action)
-            widget = FooterKey(binding.key, self.app.get_key_display(binding), binding.description, action,
-                               disabled=not (shown[1] if shown else True), tooltip=binding.tooltip)
-            widget.display = shown is not None and shown[0].key == binding.key
-            yield widget.data_bind(compact=Footer.compact)
-        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
-            found = screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
-            if found is not None:
-                _node, binding, enabled, tooltip = found
-                yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                                classes="-command-palette", disabled=not enabled,
-                                tooltip=binding.tooltip or binding.description)
-
-    def _update_in_place(self) -> bool:
-        wanted: dict[str, tuple] = {}  # action -> (key, description, enabled), first binding per action
-        for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
-            if binding.show:
-                if binding.group is not None:
-                    return False
-                wanted.setdefault(binding.action, (binding.key, binding.description, enabled))
-        FooterKey = compat.footer_key()
-        keys = [k for k in self.query_children(FooterKey) if not k.has_class("-command-palette")]
-        if not keys:
-            return False
-        shown: dict[FooterKey, bool] = {}
-        rest = iter(keys)
-        for action, (key, description, enabled) in wanted.items():
-            for widget in rest:
-                if (widget.key, widget.action, widget.description) == (key, action, description):
-                    shown[widget] = enabled
-                    break
-            else:
-                return False  # not a subset in the same order
-        for widget in keys:
-            visible = widget in shown
-            if widget.display != visible:
-                widget.display = visible
-            if visible and compat.key_disabled(widget) == shown[widget]:  # enabled changed
-                compat.set_key_disabled(widget, not shown[widget])
-        return True
 
 
 class FilterInput(Input):
@@ -145,6 +59,26 @@ class FilterInput(Input):
 
 
 _events_waiting = compat.events_waiting
+
+
+def can_decide(row) -> bool:
+    """Whether ``d`` applies to this row: a gate of a finding no later attempt replaces."""
+    return row is not None and bool(row.gate) and not row.superseded_by
+
+
+def can_retry(row) -> bool:
+    """Whether ``R`` (retry from role) applies: a retryable failure with no gate of its own."""
+    return (row is not None and not row.superseded_by and row.route == "retry" and row.retryable is not False
+            and not row.gate)
+
+
+def root_label(roots: list[str]) -> str:
+    """The watched root as the status line names it: its directory's name, and how many more."""
+    if not roots:
+        return "no root"
+    first = os.path.basename(os.path.normpath(roots[0])) or roots[0]
+    more = f" +{len(roots) - 1}" if len(roots) > 1 else ""
+    return safe(first, max_len=32) + "/" + more
 
 
 def count(n: int) -> str:
@@ -172,6 +106,8 @@ class MainScreen(Screen[None]):
         Binding("g", "app.gates", "Gates", id="main.gates"),
         Binding("r", "app.runs", "Runs", id="main.runs"),
         Binding("d", "app.decide", "Decide", id="main.decide"),  # here, not only on the app: the footer shows it early
+        Binding("R", "app.retry", "Retry", id="main.retry"),  # (shown while the selected row is retryable)
+        Binding("n", "next_gate", "Next gate", show=False, id="main.next_gate"),
         Binding("c", "copy_next_action", "Copy action", id="main.copy"),
         Binding("o", "open_file", "Open file", id="main.open"),
         Binding("tab", "app.focus_next", "Next pane", show=False),
@@ -183,7 +119,7 @@ class MainScreen(Screen[None]):
         self._detail_timer = None
         self._last_move = float("-inf")  # (the monotonic clock starts near zero at boot)
         self._detail_of: Finding | None = None  # the row whose detail is shown
-        self._footer_shape: tuple[bool, bool] = (True, False)
+        self._footer_shape: tuple[bool, bool, bool] = (True, False, False)
         self._query = ""  # the filter applied to the table
         self._initial_painted = float("-inf")
         self._initial_timer = None
@@ -197,7 +133,7 @@ class MainScreen(Screen[None]):
             yield Sparkline([0] * SPARK_MINUTES, id="spark", summary_function=max)
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield Static(Text(header_text()), id="table-header")
+                yield Static(Text(header_text(sort_key="time")), id="table-header")
                 yield FindingTable(id="findings")
                 yield FilterInput(placeholder="filter: words, route:human class:F5 gate:* run:NAME format:raw status:error",
                             id="filter")
@@ -205,13 +141,17 @@ class MainScreen(Screen[None]):
         yield SteadyFooter()
 
     def on_mount(self) -> None:
-        self.query_one(FindingTable).focus()
-        self.query_one(FindingTable).on_cursor = self._cursor_follow
+        table = self.query_one(FindingTable)
+        table.focus()
+        table.on_cursor = self._cursor_follow
         self.query_one("#filter", FilterInput).on_value = self._query_typed
+        self.watch(table, "sort_key", self._sort_changed, init=False)
+        self.watch(table, "sort_reverse", self._sort_changed, init=False)
         self.refresh_status()
 
     def on_resize(self) -> None:
         self._fit_width(self.size.width)
+        self.query_one(SteadyFooter).compact = self.size.width < 100  # (more keys fit beside quit and help)
         self.call_after_refresh(self._fit_header)
 
     def _fit_width(self, width: int) -> None:
@@ -219,8 +159,16 @@ class MainScreen(Screen[None]):
         self.set_class(width < 100, "tiny")
 
     def _fit_header(self) -> None:
-        self.query_one("#table-header", Static).update(Text(header_text(self.table.size.width)))
+        self._paint_header()
         self.table.redraw()
+
+    def _paint_header(self) -> None:
+        table = self.table
+        self.query_one("#table-header", Static).update(
+            Text(header_text(table.size.width, table.sort_key, table.sort_reverse)), layout=False)
+
+    def _sort_changed(self) -> None:
+        self._paint_header()
 
     # --- data in ------------------------------------------------------------------------
     @property
@@ -230,6 +178,7 @@ class MainScreen(Screen[None]):
     def load(self, findings: list[Finding]) -> None:
         self.table.keep_keys(False)
         self.table.set_findings(findings)
+        self.table.pinned = False  # the cursor is on the newest row: from now on it stays with its row
         self.table.prepare_orders()
         self.refresh_status()
         self.show_detail(self.table.selected)
@@ -242,6 +191,7 @@ class MainScreen(Screen[None]):
             self._initial_timer = None
         self.table.keep_keys(False)
         self.table.settle()
+        self.table.pinned = False  # the cursor is on the newest row: from now on it stays with its row
         self.refresh_status()
         self.show_detail(self.table.selected)
         self.refresh_bindings()
@@ -296,12 +246,12 @@ class MainScreen(Screen[None]):
         mode = getattr(app, "watch_mode", "static")
         text = Text()
         text.append(f" ● {mode} ", style="bold reverse" if mode in ("live", "polling") else "bold")
+        text.append(f" {root_label(getattr(app, 'roots', []))}", style="bold")  # (every root: the help screen)
         # What needs a person first; the rest may be cut by a narrow terminal.
         text.append(f"  gates {count(gates)}", style="bold" if gates else "")
         text.append(f"  unreadable {count(problems)}", style="bold" if problems else "")
         for i, route in enumerate(STATUS_ROUTES):  # one group: single spaces
             text.append(f"{'  ' if i == 0 else ' '}{route} {count(routes.get(route, 0))}")
-        text.append(f"  roots {len(getattr(app, 'roots', []))}")
         shown = len(self.table.rows)
         filling = self.table.filling
         progress = f" · filtering {filling:.0%}" if filling is not None else ""
@@ -362,8 +312,8 @@ class MainScreen(Screen[None]):
     @on(FindingTable.CursorMoved)
     def _cursor_moved(self, event: FindingTable.CursorMoved) -> None:
         f = event.finding
-        # The footer's keys depend on the row: any selection (c, o), a gate to decide (d).
-        shape = (f is None, bool(f is not None and f.gate and not f.superseded_by))
+        # The footer's keys depend on the row: any selection (c, o), a gate to decide (d), a retry (R).
+        shape = (f is None, can_decide(f), can_retry(f))
         if shape != self._footer_shape:
             self._footer_shape = shape
             self.refresh_bindings()
@@ -397,14 +347,14 @@ class MainScreen(Screen[None]):
     def select(self, finding_id: str) -> None:
         for i, f in enumerate(self.table.rows):
             if f.id == finding_id:
-                self.table.cursor = i
+                self.table.move_to(i)
                 self.show_detail(f)
                 return
         self.query_one("#filter", Input).value = ""
         self._set_query("")
         for i, f in enumerate(self.table.rows):
             if f.id == finding_id:
-                self.table.cursor = i
+                self.table.move_to(i)
                 self.show_detail(f)
 
     # --- actions ------------------------------------------------------------------------
@@ -455,14 +405,24 @@ class MainScreen(Screen[None]):
         self.table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action not in ("filter", "copy_next_action", "open_file", "gates"):
+        if action not in ("filter", "copy_next_action", "open_file", "gates", "next_gate"):
             return True
         # While the filter prompt has the focus, '/' and letters are text. (``action_filter`` gives
         # it the focus as it reads '/', so keys typed right after it are text too; once Enter hands
         # the focus back to the table, with the filter still shown, they act.)
         if self.focused is self.query_one("#filter", Input):
             return False
-        return action in ("filter", "gates") or self.table.selected is not None
+        return action in ("filter", "gates", "next_gate") or self.table.selected is not None
+
+    def action_next_gate(self) -> None:
+        """The cursor to the next finding that waits for a person, after it in the table's order
+        (wrapping round to the first)."""
+        found = self.table.next_waiting()
+        if found is None:
+            shown = len(self.table.rows) != self.table.tally["findings"]
+            self.notify("Nothing shown waits for a person" + (" (the filter hides some rows)." if shown else "."))
+            return
+        self.table.move_to(found)
 
     def action_copy_next_action(self) -> None:
         finding = self.app.full(self.table.selected) if self.table.selected is not None else None

@@ -39,6 +39,22 @@ class PickerScreen(ModalScreen[str | None]):
         yield OptionList(*options, id=self.LIST_ID)
         yield Footer()
 
+    def refill(self) -> None:
+        """Show ``heading()`` and ``options()`` again, the highlight kept on the same option (or
+        at the same place, if that one went)."""
+        option_list = self.query_one(OptionList)
+        index = option_list.highlighted
+        kept = option_list.get_option_at_index(index).id if index is not None else None
+        options = self.options() or [Option(Text(self.EMPTY), id="none", disabled=True)]
+        option_list.clear_options()
+        option_list.add_options(options)
+        ids = [o.id for o in options]
+        if kept in ids:
+            option_list.highlighted = ids.index(kept)
+        elif index is not None:
+            option_list.highlighted = min(index, len(options) - 1)
+        self.query_one(f"#{self.LIST_ID}-title", Static).update(self.heading())
+
     def action_cursor_down(self) -> None:
         self.query_one(OptionList).action_cursor_down()
 

@@ -84,6 +84,7 @@ class ResumeScreen(ModalScreen[None]):
         Binding("x", "cancel", "Cancel resume", id="resume.cancel"),
         Binding("y", "confirm_cancel", "Yes, cancel it", id="resume.yes"),
         Binding("escape,q", "close", "Close", id="resume.close"),
+        Binding("question_mark", "app.toggle_help", "Help", id="resume.help"),
     ]
 
     def __init__(self, job: ResumeJob) -> None:

@@ -22,7 +22,10 @@ class RunsScreen(PickerScreen):
     CSS_PATH = style("runs.tcss")
     LIST_ID = "run-list"
     EMPTY = "No runs under the roots."
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,r", "dismiss(None)", "Back", id="runs.back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,r", "dismiss(None)", "Back", id="runs.back"),
+        Binding("question_mark", "app.toggle_help", "Help", id="runs.help"),
+    ]
 
     def __init__(self, runs: list[RunSummary]) -> None:
         super().__init__()

@@ -31,13 +31,14 @@ def _line(text: Text, label: str, value: object, style: str = "") -> None:
 
 
 DECISION_STYLE = {"valid": "bold green", "unverified": "bold yellow", "stale": "bold yellow", "expired": "bold yellow",
-                  "spent": "bold yellow", "invalid": "bold red"}
+                  "spent": "bold yellow", "done": "bold green", "invalid": "bold red"}
 DECISION_WORDS = {
     "valid": "decided",
     "unverified": "decided (signature not checked)",
     "stale": "STALE: the finding changed after it was decided",
     "expired": "EXPIRED",
     "spent": "SPENT: its resume did not succeed",
+    "done": "DONE: its resume completed",
     "invalid": "REJECTED: the decision does not verify",
 }
 
@@ -84,7 +85,12 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
     _line(text, "run", f.run)
     _line(text, "node", f.node)
     _line(text, "agent", f.agent)
-    _line(text, "time", f.time)
+    if f.time and f.time_source == "mtime":  # the file carries no time: this is when it was last written
+        text.append(f"{'time':<16}", style="bold")
+        text.append(safe(f.time, max_len=80))
+        text.append(" (file time)\n", style="dim")
+    else:
+        _line(text, "time", f.time)
     _line(text, "rule", f.rule)
     if isinstance(f.details.get("second_opinion"), dict):
         _second_opinion(text, f)

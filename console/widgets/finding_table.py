@@ -18,6 +18,7 @@ from itertools import islice, repeat
 from typing import Any, Callable, ClassVar
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -29,12 +30,14 @@ from ..core.findings import Finding
 from ..core.query import Facets, parse_filter
 from ..core.safety import safe
 from .sizing import set_virtual_size_quietly
+from .table_columns import TIME_MARK, fit, layout
 
 NEW_FOR = 3.0  # seconds a new row stays marked
+_DIM = Style(dim=True)
 _UNSET = object()
 
 
-from ..core.columns import NARROW_BELOW, SORT_FUNCS, SORT_KEYS, columns_for, waiting
+from ..core.columns import SORT_FUNCS, SORT_KEYS, waiting
 from ..core.rowlist import _ID, SortedRows, keep_from_collector, select_rows
 from ..core.rowviews import Fill, View
 
@@ -48,14 +51,6 @@ FIRST_SLICE_S = 0.010  # in the keypress: at least this long, until a screen of 
 FIRST_SLICE_MAX_S = 0.025  # ... or this long has passed (few matches: the rest come in slices)
 SLICE_S = 0.008  # each later slice, between frames
 
-
-
-def _fit(text: str, width: int) -> str:
-    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
-
-
-def header_text(width: int = NARROW_BELOW) -> str:
-    return " ".join(_fit(c.title, c.width) for c in columns_for(width))
 
 
 class FindingTable(ScrollView, can_focus=True):
@@ -118,6 +113,11 @@ class FindingTable(ScrollView, can_focus=True):
         self._fill: Fill | None = None  # the filter still being applied in slices, if any
         self._keyed = False  # the orders keep their rows' keys (``keep_keys``)
         self._line_cache: dict[tuple[str, int, bool, bool, int], Strip] = {}
+        self._gated: dict[str, Finding] = {}  # rows with a gate (readable, not superseded): ``next_waiting``
+        # Until the user moves the cursor (or ``unpin``), it stays on the first row: rows the
+        # initial scan brings, in whatever order they come, do not carry it down with the row it
+        # was on, and it starts on the newest finding.
+        self.pinned = True
         # Called at once when the highlighted finding changes (before CursorMoved is delivered),
         # so what follows the cursor is painted in the same frame as the highlight.
         self.on_cursor: Callable[[Finding | None], None] | None = None
@@ -154,6 +154,7 @@ class FindingTable(ScrollView, can_focus=True):
         current = self.selected.id if self.selected else None
         self._all = {f.id: f for f in findings}
         self._tally = Counter()
+        self._gated = {}
         self._count(self._all.values())
         self._generation += 1
         self._log = None
@@ -240,6 +241,7 @@ class FindingTable(ScrollView, can_focus=True):
         """Add (``sign`` 1) or take away (-1) these rows' counts, in one pass (the initial scan
         brings 200,000)."""
         tally = self._tally
+        gated = self._gated
         n = problems = gates = 0
         routes: list[str] = []
         for f in rows:
@@ -248,8 +250,13 @@ class FindingTable(ScrollView, can_focus=True):
                 problems += 1
             elif not f.superseded_by:
                 routes.append(f.route)
-                if f.gate and waiting(f):
-                    gates += 1
+                if f.gate:
+                    if sign > 0:
+                        gated[f.id] = f
+                    else:
+                        gated.pop(f.id, None)
+                    if waiting(f):
+                        gates += 1
         if n:
             tally["findings"] += sign * n
         if problems:
@@ -338,7 +345,7 @@ class FindingTable(ScrollView, can_focus=True):
 
     def _size_to_rows(self, n: int) -> None:
         """The virtual size for ``n`` rows (only the scrollbars follow: ``set_virtual_size_quietly``)."""
-        set_virtual_size_quietly(self, Size(sum(c.width + 1 for c in columns_for(self.size.width)), n))
+        set_virtual_size_quietly(self, Size(sum(w + 1 for _c, w in layout(self.size.width)), n))
 
     def _rebuild(self) -> None:
         """The sort key changed."""
@@ -355,9 +362,11 @@ class FindingTable(ScrollView, can_focus=True):
             self._line_cache.clear()
         n = len(self._view)
         self._size_to_rows(n)
-        row = self._all.get(current) if current is not None else None
+        row = self._all.get(current) if current is not None and not self.pinned else None
         before = self.cursor
-        if row is not None:
+        if self.pinned:
+            self.cursor = 0
+        elif row is not None:
             i = self._view.position(row)
             if i is not None:
                 self.cursor = n - 1 - i if self.sort_reverse else i
@@ -475,9 +484,23 @@ class FindingTable(ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("finding-table--new")
         if is_cursor:
             base = base + self.get_component_rich_style("finding-table--cursor")
-        text = " ".join(_fit(safe(c.value(f), max_len=c.width + 1), c.width) for c in columns_for(width))
-        text = text[scroll_x : scroll_x + width].ljust(width)
-        return Strip([Segment(text, base)], width)
+        segments = []
+        text = []
+        for c, w in layout(width):
+            value = safe(c.value(f), max_len=w + 1)
+            if c.key == "time":  # its first place: the mark of a modification time, or a space
+                if value and f.time_source == "mtime":
+                    if text:
+                        segments.append(Segment("".join(text), base))
+                        text = []
+                    segments.append(Segment(TIME_MARK, base + _DIM))
+                else:
+                    text.append(" ")
+                text.append(fit(value, w - 1) + " ")
+            else:
+                text.append(fit(value, w) + " ")
+        segments.append(Segment("".join(text), base))
+        return Strip(segments).crop(scroll_x, scroll_x + width).extend_cell_length(width, base)
 
     # --- actions ----------------------------------------------------------------------
     def watch_cursor(self, old: int, new: int) -> None:
@@ -500,16 +523,43 @@ class FindingTable(ScrollView, can_focus=True):
         elif height and self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
+    def move_to(self, index: int) -> None:
+        """Put the cursor on this row (in display order): the user's choice, kept from now on."""
+        self.pinned = False
+        self.cursor = index
+
+    def next_waiting(self) -> int | None:
+        """The display index of the next row after the cursor (wrapping round) whose gate waits for
+        a person, or None if no row shown waits. Only the rows with a gate are looked at (each
+        placed by its key), not every row."""
+        n = len(self._view)
+        if not n:
+            return None
+        reverse = self.sort_reverse
+        after = first = None
+        for f in self._gated.values():
+            if not waiting(f):
+                continue
+            i = self._view.position(f)
+            if i is None:
+                continue  # (not shown: the filter leaves it out)
+            i = n - 1 - i if reverse else i
+            if first is None or i < first:
+                first = i
+            if i > self.cursor and (after is None or i < after):
+                after = i
+        return after if after is not None else first
+
     def action_cursor(self, delta: int) -> None:
         if self._asc:
-            self.cursor = max(0, min(len(self._asc) - 1, self.cursor + delta))
+            self.move_to(max(0, min(len(self._asc) - 1, self.cursor + delta)))
 
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_jump(self, where: int) -> None:
         if self._asc:
-            self.cursor = where if where >= 0 else len(self._asc) - 1
+            self.move_to(where if where >= 0 else len(self._asc) - 1)
 
     def action_select(self) -> None:
         if self.selected is not None:
@@ -529,8 +579,10 @@ class FindingTable(ScrollView, can_focus=True):
             self._show(self.selected.id if self.selected else None)
             return
         # The same list read the other way: keep the cursor on the same finding.
-        if self._view:
+        if self._view and not self.pinned:
             self.cursor = len(self._view) - 1 - self.cursor
+        elif self._view:
+            self._settle(None)  # (on the first row: a new one)
         self._line_cache.clear()
         self.refresh()
 
@@ -539,4 +591,4 @@ class FindingTable(ScrollView, can_focus=True):
         if 0 <= row < len(self._asc):
             if row == self.cursor and event.chain >= 2:
                 self.action_select()
-            self.cursor = row
+            self.move_to(row)
