@@ -65,7 +65,7 @@ def test_accuracy_does_not_fall_below_what_it_is() -> None:
     """Floors a little under today's figures (docs/classification.md): a rule change that loses
     ground on the holdout, or drops a class on dev, fails here. The goal is higher."""
     report = truth.evaluate(ENTRIES)
-    assert report["holdout"]["failure_type"] >= 0.73, report["holdout"]["failure_type"]
-    assert report["holdout"]["route"] >= 0.83, report["holdout"]["route"]
+    assert report["holdout"]["failure_type"] >= 0.78, report["holdout"]["failure_type"]
+    assert report["holdout"]["route"] >= 0.90, report["holdout"]["route"]
     low = {t: v["recall"] for t, v in report["dev"]["per_class"].items() if v["recall"] is not None and v["recall"] < 0.6}
     assert not low, low

@@ -364,6 +364,9 @@ def classify_cmd(source: str, as_json: bool, jsonl: bool, unmasked: bool = False
            f"runtime kind {_word(runtime['kind'])}   retryable {_word(runtime['retryable'])} (the runtime's own default)"]
     if result["rule"] == "default":
         out.append("rule default: no rule matched; the type is a guess at low confidence, for a person to judge")
+    elif str(result["rule"]).startswith("model."):
+        out.append(f"rule {result['rule']}: no rule matched; a model trained on labelled real outputs leans this way "
+                   f"({safe(result['matched'])}), at low confidence, for a person to judge")
     else:
         out.append(f"rule {result['rule']}: {safe(result['matched'])}")
     out.append(f"next action: {safe(result['next_action'])}")

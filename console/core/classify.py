@@ -6,7 +6,8 @@ missing command is named and judged (the agent or an interpreter, or a project's
 then the message rules of ``rules.py``, from what decides a failure whatever else the output
 says to the tools' own crashes. No rule matches a bare word such as "error". Every result names
 the rule that fired and the text it matched, which is the finding's evidence; when nothing
-matches, the result says so, at a low confidence, rather than guessing.
+matches, a small model trained on the corpus's dev split (``fallback.py``) may name a type at a
+low confidence (rule ``model.<type>``), and otherwise the result says so, at a lower one.
 
 One event yields the stage runner's ``failure_type`` / ``retryable`` / ``next_action`` and the
 agent runtime's ``kind`` with the runtime's own ``retryable`` (``unknown`` and ``cancelled``
@@ -23,13 +24,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from . import fallback
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .literals import Prefilter, lower_pattern
 from .rules import RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.1"
+RULESET_VERSION = "2026.12.2"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -356,6 +358,10 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
     last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    guess = fallback.consult(lowered)  # no rule fired: a learned guess, used only above its threshold
+    if guess is not None:
+        return result(guess.failure_type, DEFAULT_RULE.kind, guess.confidence, f"model.{guess.failure_type}",
+                      guess.matched, [guess.evidence()] + ([f"last line: {_tail(last)}"] if last else []))
     return result(DEFAULT_RULE.failure_type, DEFAULT_RULE.kind, DEFAULT_RULE.confidence, DEFAULT_RULE.id, "",
                   [f"no rule matched (confidence {NO_RULE_CONFIDENCE}): last line: {_tail(last)}" if last
                    else "no rule matched: empty output"])
