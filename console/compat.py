@@ -4,6 +4,11 @@ Textual and watchfiles give no public way to do these; each is used here only, a
 ``tests/test_compat.py`` holds each to the library as installed, so a release that changes one
 fails a test instead of the console. The pins in ``pyproject.toml`` are upper-bounded for the
 same reason. Importing this module imports neither library.
+
+One more library's internals are used elsewhere, by subclassing rather than calling:
+``console/cli/serve.py`` builds on ``textual_serve.server.Server`` (its ``_make_app``,
+``handle_index``, ``public_url``, ``initialize_logging``, ``request_exit``), held the same way by
+``tests/test_compat.py``.
 """
 
 from __future__ import annotations

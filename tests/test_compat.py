@@ -164,3 +164,17 @@ async def test_the_input_value_watcher_is_called_on_each_keystroke() -> None:
         await pilot.pause()
         assert heard[-2:] == ["a", "ab"]
         assert app.query_one(Hearing).value == "ab"
+
+
+def test_the_textual_serve_server_parts_triage_serve_builds_on() -> None:
+    """``console/cli/serve.py`` subclasses ``textual_serve.server.Server``: these are the parts it
+    overrides or calls, each as textual-serve 1.1 has them."""
+    from textual_serve.server import Server
+
+    params = list(inspect.signature(Server).parameters)
+    assert params[:4] == ["command", "host", "port", "title"]
+    for name in ("_make_app", "handle_index", "on_startup", "serve", "initialize_logging", "request_exit"):
+        assert callable(getattr(Server, name, None)), name
+    assert inspect.iscoroutinefunction(Server._make_app) and inspect.iscoroutinefunction(Server.handle_index)
+    server = Server("true", host="127.0.0.1", port=8000, title="t")
+    assert hasattr(server, "public_url") and hasattr(server, "console")

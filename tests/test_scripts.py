@@ -103,7 +103,7 @@ def test_a_malformed_triage_config_is_exit_2_not_no_policy(tmp_path: Path, runs:
 
 def test_config_is_an_option_of_every_command_that_reads_settings() -> None:
     for command in (("ls",), ("show",), ("decide",), ("resume",), ("verify",), ("keygen",), ("audit", "verify"),
-                    ("watch",)):
+                    ("watch",), ("notify",), ("serve",), ("init",), ("config",), ("publish",)):
         out = run(*command, "--help")
         assert "--config" in out.stdout, command
 
@@ -206,7 +206,7 @@ def test_keygen_into_a_place_that_cannot_be_written_is_exit_4_without_a_tracebac
 
 def test_every_command_shows_examples_in_its_help() -> None:
     for command in (("ls",), ("show",), ("classify",), ("decide",), ("resume",), ("verify",), ("keygen",),
-                    ("watch",)):
+                    ("watch",), ("notify",), ("serve",), ("init",), ("config",), ("completion",), ("docs",), ("demo",)):
         assert "Examples:" in run(*command, "--help").stdout, command
 
 

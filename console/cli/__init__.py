@@ -28,7 +28,7 @@ def main(ctx: click.Context) -> None:
 
 
 
-from . import decide, docs, findings, setup, watching  # noqa: E402,F401  (each registers its commands on main)
+from . import decide, docs, findings, notify, serve, setup, watching  # noqa: E402,F401  (each registers its commands on main)
 from .common import EXIT_BAD_INPUT, EXIT_NEEDS_HUMAN, console_signing  # noqa: E402,F401
 from .findings import render_text  # noqa: E402,F401
 
