@@ -402,7 +402,13 @@ class TriageApp(App[None]):
                        severity=severity, timeout=timeout, markup=False)
 
     def open_in_pager(self, finding: Finding) -> None:
-        """Show the finding's file in $PAGER (or $EDITOR), suspending the console meanwhile."""
+        """Show the finding's file in $PAGER (or $EDITOR), suspending the console meanwhile; in a
+        browser (``triage serve``), where nothing can take the terminal, in a screen of its own."""
+        if self.is_web:
+            from .screens.viewer import FileViewScreen, file_text
+
+            self.push_screen(FileViewScreen(finding.path, file_text(finding.root, finding.path)))
+            return
         path = os.path.join(finding.root, finding.path)
         command = os.environ.get("PAGER") or os.environ.get("EDITOR") or "less"
         argv = shlex.split(command) + [path]

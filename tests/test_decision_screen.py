@@ -50,7 +50,7 @@ async def open_decision(pilot, app, rel: str) -> DecisionScreen:
 
 # gate -> (keys to pick the choice, keys in the remedy list, comment, expected choice, expected extra fields)
 WALKS = {
-    "confirm": (["down"], [], "", "reject", {"comment": None}),
+    "confirm": ([], [], "", "reject", {"comment": None}),  # a destructive confirm: reject preselected
     "escalation": (["down"], [], "send it back to planning", "replan", {"comment": "send it back to planning"}),
     "hold": (["down"], ["down"], "skill prompt rewritten by the platform team", "release",
              {"remedy": "swap_agent", "comment": "skill prompt rewritten by the platform team"}),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from console.screens.gates import GateQueueScreen
 from console.screens.main import MainScreen
 from console.widgets.finding_table import FindingTable
 from decision_kit import CONFIRM, GATED, RESUME, make_kit
-from test_snapshots import FROZEN, fixed_tree
+from test_snapshots import FIXED_NS, FROZEN, fixed_tree
 
 BILLING = "2026-11-27-jp013-billing-migration/FAILURE.json"  # "drops table legacy_orders, 1.2M rows"
 
@@ -409,7 +410,15 @@ async def _decide_on(pilot, rel: str) -> DecisionScreen:
 
 
 async def test_a_destructive_confirmation_preselects_reject(tmp_path) -> None:
-    app = make_app(fixed_tree(tmp_path, sample_runs_dir()))
+    root = fixed_tree(tmp_path, sample_runs_dir())
+    staging = root / "r-20261129-0900-staging-deploy" / "FAILURE.json"
+    staging.parent.mkdir()
+    staging.write_text(json.dumps({
+        "failure_type": "confirmation_required", "retryable": "false", "role": "deploy", "agent": "claude",
+        "next_action": "Get explicit user confirmation before continuing.", "exit_code": 3,
+        "confirm_prompt": "Deploy build 412 of web-frontend to staging", "failed_at": "2026-11-29T09:00:00Z"}))
+    os.utime(staging, ns=(FIXED_NS, FIXED_NS))
+    app = make_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _decide_on(pilot, BILLING)
         assert screen.choice == "reject" and screen.destructive
@@ -417,7 +426,11 @@ async def test_a_destructive_confirmation_preselects_reject(tmp_path) -> None:
         assert '"choice": "reject"' in shown_text(screen.query_one("#decision-preview"))
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, MainScreen))
-        screen = await _decide_on(pilot, CONFIRM)  # a key rotation: risky, destroys nothing
+        screen = await _decide_on(pilot, CONFIRM)  # a key rotation that invalidates every session
+        assert screen.destructive and screen.choice == "reject"
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        screen = await _decide_on(pilot, "r-20261129-0900-staging-deploy/FAILURE.json")  # destroys nothing
         assert not screen.destructive and screen.choice == "approve"
 
 
@@ -469,3 +482,23 @@ async def test_question_mark_is_text_in_the_decision_comment_and_help_elsewhere_
         await pilot.press("w", "h", "y", "question_mark")
         await until(pilot, lambda: screen.comment == "why?")
         assert app.screen is screen
+
+
+async def test_o_in_a_browser_shows_the_file_in_the_console_made_safe(tmp_path, monkeypatch) -> None:
+    from console.screens.viewer import FileViewScreen
+
+    root = fixed_tree(tmp_path, sample_runs_dir())
+    hostile = root / "r-evil" / "FAILURE.json"
+    hostile.parent.mkdir()
+    hostile.write_bytes(b'{"failure_type": "agent_failed", "retryable": "true", "next_action": "x", "role": "code", '
+                        b'"exit_code": 1, "stderr_tail": "[bold]PWNED[/] \x1b]52;c;ZXZpbA==\x07"}')
+    monkeypatch.setattr(TriageApp, "is_web", property(lambda self: True))
+    app = make_app(root)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await select(pilot, "r-evil/FAILURE.json")
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, FileViewScreen))
+        text = app.screen.text
+        assert "[bold]PWNED[/]" in text and "\\x1b]52" in text and "\x1b" not in text
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))

@@ -24,6 +24,8 @@ _DESTROYING = (
     r"teardown",
     r"tear(?:s|ing)? down",
     r"decommission(?:s|ed|ing)?",
+    r"invalidat(?:e|es|ed|ing)",  # sessions, tokens, caches: what was valid is gone for its holders
+    r"revok(?:e|es|ed|ing)",
 )
 _COMMANDS = (
     r"rm\s+-[a-z]*[rf][a-z]*",  # rm -rf, rm -fr, rm -r
