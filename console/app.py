@@ -72,17 +72,26 @@ class TriageApp(App[None]):
         mode: str
         detail: str
 
+    @dataclass
+    class RemoteStatus(Message):
+        """An ssh:// root's state changed: connecting, live, degraded, unreachable."""
+
+        url: str
+        state: str
+        detail: str
+
     def __init__(self, roots: list[str], *, poll: float | None = None, monitor: bool = True,
                  clock: Callable[[], datetime] | None = None, signing: Signing | None = None,
-                 config_error: str | None = None) -> None:
+                 config_error: str | None = None, remote=None) -> None:
         super().__init__()
-        self.roots = roots
+        self.remote = remote  # remote.roots.RemoteRoots: the ssh:// roots, followed beside the index
+        self.roots = [*roots, *(r.url for r in remote.roots)] if remote is not None else roots
         self.signing = signing or Signing(operator=None, key=None, policy=NO_POLICY)
         self.config_error = config_error
         self.judge = Judge(self.signing.policy)
         self.resumes: list[ResumeJob] = []
         self.notices: list[Notice] = []  # every notification of the session (``N``)
-        self.index = FindingIndex(roots, judge=self.judge)
+        self.index = FindingIndex(roots, judge=self.judge)  # the local roots
         self.poll = poll
         self.use_monitor = monitor
         self.clock = clock or (lambda: datetime.now(timezone.utc))
@@ -128,6 +137,9 @@ class TriageApp(App[None]):
         self.push_screen(MainScreen())
         if self.config_error:
             self.notify(self.config_error, title="Settings not used", severity="error", timeout=15)
+        if self.remote is not None:
+            self.remote.start(lambda change: self.post_message(self.IndexChanged(change)),
+                              lambda url, state, detail: self.post_message(self.RemoteStatus(url, state, detail)))
         if self.use_monitor:
             from .watch.monitor import RunMonitor
 
@@ -164,6 +176,8 @@ class TriageApp(App[None]):
                 main.refresh_status()
 
     def on_unmount(self) -> None:
+        if self.remote is not None:
+            self.remote.stop()
         if self.monitor is not None:
             self.monitor.stop()
         self.index.close_helpers()
@@ -235,16 +249,45 @@ class TriageApp(App[None]):
         if main is not None:
             main.refresh_status()
 
+    def on_triage_app_remote_status(self, message: RemoteStatus) -> None:
+        if message.state in ("unreachable", "degraded"):
+            self.notify(message.detail or message.url, title=f"Remote root {message.state}", severity="warning",
+                        timeout=8)
+        main = self._main_if_open()
+        if main is not None:
+            main.refresh_status()
+
     # --- helpers for screens --------------------------------------------------------------
+    def is_remote(self, root: str) -> bool:
+        return self.remote is not None and self.remote.holds(root)
+
     def full(self, row) -> Finding:
-        """The whole finding behind a table row."""
+        """The whole finding behind a table row (a remote one as its host reported it)."""
+        if self.is_remote(row.root):
+            found = self.remote.finding(row.root, row.id)
+            if found is not None:
+                return found
+            return Finding(id=row.id, root=row.root, path=row.path, run=row.run, node=row.node, format=row.format,
+                           status="error", error="gone from its host", taxonomy="console", class_="unreadable",
+                           route="none")
         return self.index.finding(row)
 
     def seen(self, finding: Finding) -> tuple[int, int]:
+        if self.is_remote(finding.root):
+            return (0, 0)
         return self.index.seen(finding.fingerprint)
+
+    def get_finding(self, finding_id: str) -> Finding | None:
+        """A finding by id, local or remote."""
+        found = self.index.get(finding_id)
+        if found is None and self.remote is not None:
+            found = self.remote.find(finding_id)
+        return found
 
     def history_of(self, finding: Finding) -> list[Finding]:
         """The other findings of the same run and node, in time order (the attempt timeline)."""
+        if self.is_remote(finding.root):
+            return []
         state = self.index.runs.get((finding.root, finding.run))
         if state is None or not finding.node:
             return []
@@ -296,7 +339,7 @@ class TriageApp(App[None]):
 
     def decide_on(self, finding_id: str, *, retry: bool = False) -> None:
         """Open the decision screen on one finding (by id)."""
-        finding = self.index.get(finding_id)
+        finding = self.get_finding(finding_id)
         if finding is None:
             self.notify("That finding is gone.", severity="warning")
             return
@@ -310,6 +353,11 @@ class TriageApp(App[None]):
             payload = result.payload
             self.notify(f"{payload['choice']} on {finding.run} / {finding.node or '-'}, signed as {payload['operator']}",
                         title=f"{payload['gate']} decided")
+            if self.is_remote(finding.root):  # published on its host: its stream brings the change
+                if payload["choice"] in RESUMING_CHOICES:
+                    self.notify(f"triage resume {finding.path} --root {finding.root} runs it on its host.",
+                                title="Decision published there", timeout=15)
+                return
             # Apply it now rather than wait for the watcher (which then finds nothing new).
             change = self.index.apply([result.decision_path])
             if change:
@@ -420,5 +468,5 @@ class TriageApp(App[None]):
 
 
 def run_app(roots: list[str], *, poll: float | None = None, signing: Signing | None = None,
-            config_error: str | None = None) -> None:
-    TriageApp(roots, poll=poll, signing=signing, config_error=config_error).run()
+            config_error: str | None = None, remote=None) -> None:
+    TriageApp(roots, poll=poll, signing=signing, config_error=config_error, remote=remote).run()

@@ -267,3 +267,67 @@ def test_cancelling_a_remote_resume_cancels_it_on_the_host(host, tmp_path: Path)
             break
         time.sleep(0.1)
     assert done and done[0]["cancelled"] is True
+
+
+async def test_the_console_shows_a_remote_root_beside_a_local_one_and_decides_there(host, tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from console.app import TriageApp
+    from console.core.config import load_policy, load_settings
+    from console.remote.roots import RemoteRoots
+    from console.screens.decision import DecisionScreen, Signing
+    from console.screens.main import MainScreen
+
+    kit, server = host
+    remote_settings(kit, server)
+    url = server.url(kit.root)
+    local = tmp_path / "local-runs"
+    (local / "r-here").mkdir(parents=True)
+    (local / "r-here" / "FAILURE.json").write_text(json.dumps({
+        "failure_type": "agent_failed", "retryable": "true", "next_action": "Retry.", "role": "code",
+        "exit_code": 1, "stderr_tail": "boom"}))
+    settings = load_settings(kit.config, roots=[local])
+    how = Signing(operator="alice@example.com", key=str(kit.key("alice")), policy=load_policy(settings.policy),
+                  settings=settings)
+    remote = RemoteRoots([parse(url)], ssh=server.ssh_command.split(), commands={url: server.remote_triage})
+    app = TriageApp([str(local)], monitor=False, signing=how, remote=remote,
+                    clock=lambda: datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc))
+
+    async def until(pilot, condition, tries: int = 1500) -> None:
+        for _ in range(tries):
+            if condition():
+                return
+            await pilot.pause(0.02)
+        raise AssertionError("timed out")
+
+    def rows():
+        return list(app._main().table.rows) if any(isinstance(s, MainScreen) for s in app.screen_stack) else []
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: {r.root for r in rows()} == {str(local), url})
+        assert remote.states[url][0] == "live"
+        status = str(app._main().query_one("#status").render())
+        assert f"127.0.0.1:{server.port} live" in status
+        target = next(r for r in rows() if r.root == url and r.path == CONFIRM)
+        assert app.full(target).path == CONFIRM and app.full(target).root == url
+        app._main().select(target.id)
+        await pilot.pause()
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, DecisionScreen))
+        await pilot.press("ctrl+s")
+        said = lambda: str(app.screen.query_one("#decision-message").render())  # noqa: E731
+        for _ in range(400):
+            if app.screen.prepared is not None:
+                break
+            await pilot.pause(0.02)
+        assert app.screen.prepared is not None, said()
+        assert app.screen.prepared.payload["finding_path"] == CONFIRM
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, DecisionScreen))
+        decision = kit.root / CONFIRM.replace("FAILURE.json", "FAILURE.decision.json")
+        assert decision.exists()
+        assert ssh_verify(decision.read_bytes(), Path(str(decision) + ".sig"), kit.allowed,
+                          "alice@example.com").returncode == 0
+        # the host's stream brings the decision back: the row is marked decided
+        await until(pilot, lambda: any(r.path == CONFIRM and r.root == url and r.decision is not None
+                                       and r.decision.state == "valid" for r in rows()))

@@ -77,13 +77,21 @@ def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None =
         commands = {r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote}
         sys.exit(run_jsonl(chosen, poll=poll, masked=not unmasked, judge=_judge(settings, chosen), remote=remote,
                            ssh=ssh, remote_commands=commands))
+    remote_roots = None
     if remote:
-        _fail("the console shows local roots; follow an ssh:// root with `triage watch --jsonl`, "
-              "list it with `triage ls`, decide on it with `triage decide REF --root URL`")
+        from ..remote.roots import RemoteRoots
+        from ..remote.ssh import RemoteError, client
+
+        try:
+            ssh = client(settings.ssh_command)
+        except RemoteError as exc:
+            _fail(str(exc))
+        remote_roots = RemoteRoots(remote, ssh=ssh, poll=poll, commands={
+            r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote})
     from ..app import run_app
 
     how, problem = console_signing(chosen, config_file, policy_file, operator, key)
-    run_app(chosen, poll=poll, signing=how, config_error=problem)
+    run_app(chosen, poll=poll, signing=how, config_error=problem, remote=remote_roots)
 
 
 @main.command("demo", epilog="""\b

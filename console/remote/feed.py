@@ -177,3 +177,19 @@ class RemoteFeed:
 def _drain(stream, tail: collections.deque[str]) -> None:
     for raw in iter(lambda: stream.readline(4096), b""):
         tail.append(raw.decode("utf-8", "replace").strip())
+
+
+def row_of(found: Finding):
+    """The table's compact row of a remote finding, with what the host's derivation decided
+    (superseded, the decision's mark) carried over: the host's index already derived its runs."""
+    from ..core.decisions.marks import Mark
+    from ..core.findings import Row
+
+    update: dict = {"superseded_by": found.superseded_by}
+    decision = found.decision if isinstance(found.decision, dict) else None
+    if decision and decision.get("state"):
+        fields = {k: decision.get(k) for k in Mark.__slots__ if k != "state" and isinstance(decision.get(k), str)}
+        state = decision["state"] if decision["state"] in ("valid", "unverified", "stale", "expired", "spent", "done",
+                                                          "invalid") else "invalid"
+        update["decision"] = Mark(state=state, **fields)
+    return Row.of(found).model_copy(update=update)

@@ -298,13 +298,38 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         self.refresh_bindings()
         self._prepare(self.choice, self._fields())
 
+    def _remote(self):
+        """(root, ssh client, remote command) when the finding lives on an ssh:// root, else None."""
+        from ..core.remote_root import is_remote, parse
+        from ..remote import ssh
+
+        if not is_remote(self.finding.root):
+            return None
+        followed = getattr(self.app, "remote", None)  # the console's own way to its remote roots
+        if followed is not None and followed.holds(self.finding.root):
+            return parse(self.finding.root), followed.ssh, followed.commands.get(self.finding.root)
+        settings = self.how.settings or Settings()
+        spec = settings.root(self.finding.root)
+        return parse(self.finding.root), ssh.client(settings.ssh_command), spec.remote_command if spec else None
+
     @work(thread=True, exclusive=True, group="decision")
     def _prepare(self, choice: str, fields: dict[str, Any]) -> None:
+        from ..remote import decide as remote_decide
+        from ..remote.ssh import RemoteError
+
         try:
             signer = signing.resolve(self.how.key, interactive=False, prefer=list(self.how.allowed_keys))
-            prepared = decisions.prepare(self.finding.root, self.finding, choice=choice, operator=self.how.operator,
-                                         policy=self.how.policy, signer=signer, **fields)
-        except (decisions.DecisionError, signing.SigningError, OSError) as exc:
+            remote = self._remote()
+            if remote is not None:  # signed here, published on its host (docs/remote.md)
+                root, ssh, command = remote
+                answer = fields.pop("answer", None)
+                prepared = remote_decide.prepare(root, self.finding.path, choice=choice, operator=self.how.operator,
+                                                 policy=self.how.policy, signer=signer, answer_text=answer, ssh=ssh,
+                                                 remote_command=command, **fields)
+            else:
+                prepared = decisions.prepare(self.finding.root, self.finding, choice=choice, operator=self.how.operator,
+                                             policy=self.how.policy, signer=signer, **fields)
+        except (decisions.DecisionError, signing.SigningError, OSError, RemoteError) as exc:
             self.app.call_from_thread(self._refused, str(exc))
             return
         self.app.call_from_thread(self._ready, prepared, signer)
@@ -337,9 +362,26 @@ class DecisionScreen(ModalScreen["decisions.Decided | None"]):
         self._publish(self.prepared, self.signer)
 
     @work(thread=True, exclusive=True, group="decision")
-    def _publish(self, prepared: decisions.Prepared, signer: signing.Signer) -> None:
+    def _publish(self, prepared, signer: signing.Signer) -> None:
+        from ..remote import decide as remote_decide
+        from ..remote.ssh import RemoteError
+
         try:
-            done = decisions.publish(prepared, signer=signer, policy=self.how.policy)
+            remote = self._remote()
+            if remote is not None:
+                _root, ssh, command = remote
+                done = remote_decide.publish(prepared, signing.sign(prepared.data, signer), ssh=ssh,
+                                             remote_command=command)
+            else:
+                done = decisions.publish(prepared, signer=signer, policy=self.how.policy)
+        except remote_decide.RemoteAlreadyDecided as exc:
+            p = exc.payload
+            self.app.call_from_thread(self._refused, f"Already decided by {p.get('operator') or p.get('decided_by')}: "
+                                      f"{p.get('choice')} at {p.get('issued_at')}. Nothing was signed.")
+            return
+        except RemoteError as exc:
+            self.app.call_from_thread(self._refused, f"Not published: {exc}")
+            return
         except decisions.AlreadyDecided as exc:
             p = exc.payload
             self.app.call_from_thread(self._refused, f"Already decided by {p.get('operator')}: {p.get('choice')} at "

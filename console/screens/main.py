@@ -247,6 +247,10 @@ class MainScreen(Screen[None]):
         text = Text()
         text.append(f" ● {mode} ", style="bold reverse" if mode in ("live", "polling") else "bold")
         text.append(f" {root_label(getattr(app, 'roots', []))}", style="bold")  # (every root: the help screen)
+        remote = getattr(app, "remote", None)
+        for url, (state, _detail) in (remote.states.items() if remote is not None else ()):
+            host = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+            text.append(f"  {safe(host, max_len=40)} {state}", style="bold" if state == "live" else "bold yellow")
         # What needs a person first; the rest may be cut by a narrow terminal.
         text.append(f"  gates {count(gates)}", style="bold" if gates else "")
         text.append(f"  unreadable {count(problems)}", style="bold" if problems else "")
