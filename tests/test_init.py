@@ -521,3 +521,52 @@ def test_write_file_never_replaces_unless_asked(tmp_path: Path) -> None:
     su.write_file(str(path), "two\n", 0o644, replace=True)
     assert path.read_text() == "two\n" and _mode(path) == 0o644
     assert sorted(p.name for p in path.parent.iterdir()) == ["f.toml"]  # no temporary file left
+
+
+@slow
+async def test_after_init_the_console_alone_signs_a_decision_that_verifies(newcomer: Newcomer, monkeypatch) -> None:
+    """A newcomer's whole first hour: `triage init`, then the console (its settings found where
+    init wrote them), `d`, ctrl+s, y; `triage verify` says valid."""
+    from console.app import TriageApp
+    from console.cli.common import console_signing
+    from console.screens.decision import DecisionScreen
+    from console.screens.main import MainScreen
+
+    n = newcomer
+    assert n.triage("init", "--operator", OPERATOR).returncode == 0
+    root = n.runs(CONFIRM_RUN)
+    for name, value in n.env.items():
+        if name.startswith("XDG_") or name == "HOME":
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRIAGE_CONFIG", raising=False)
+    monkeypatch.delenv("TRIAGE_POLICY", raising=False)
+    how, problem = console_signing([str(root)])
+    assert problem is None and how.operator == OPERATOR
+    app = TriageApp([str(root)], monitor=False, signing=how)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if any(isinstance(s, MainScreen) for s in app.screen_stack) and app._main().table.rows:
+                break
+            await pilot.pause(0.02)
+        row = next(r for r in app._main().table.rows if r.path == CONFIRM)
+        app._main().select(row.id)
+        await pilot.pause()
+        await pilot.press("d")
+        for _ in range(500):
+            if isinstance(app.screen, DecisionScreen):
+                break
+            await pilot.pause(0.02)
+        await pilot.press("ctrl+s")
+        for _ in range(500):
+            if app.screen.prepared is not None:
+                break
+            await pilot.pause(0.02)
+        assert app.screen.prepared is not None
+        await pilot.press("y")
+        for _ in range(500):
+            if not isinstance(app.screen, DecisionScreen):
+                break
+            await pilot.pause(0.02)
+    decision = root / CONFIRM.replace("FAILURE.json", "FAILURE.decision.json")
+    verified = n.triage("verify", str(decision))
+    assert verified.returncode == 0 and verified.stdout.startswith("valid "), verified.stdout + verified.stderr
