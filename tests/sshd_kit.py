@@ -53,11 +53,29 @@ class Sshd:
         except subprocess.TimeoutExpired:
             self.proc.kill()
 
+    def restart(self) -> None:
+        """The same server again, on the same port (after ``stop``): a host coming back."""
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.base / "sshd_config")], stderr=subprocess.PIPE,
+                                     text=True)
+        _wait_listening(self.proc, self.port)
+
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _wait_listening(proc: subprocess.Popen, port: int) -> None:
+    """Until sshd answers on the port with its banner, or has exited."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                if s.recv(4).startswith(b"SSH"):
+                    return
+        except OSError:
+            time.sleep(0.05)
 
 
 def start_sshd(base: Path, *, remote_env: dict[str, str] | None = None) -> Sshd:
@@ -87,14 +105,7 @@ def start_sshd(base: Path, *, remote_env: dict[str, str] | None = None) -> Sshd:
             f"PermitRootLogin {'yes' if os.geteuid() == 0 else 'no'}\nAllowUsers {user}\n"
             f"SetEnv {set_env}\nLogLevel ERROR\n")
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                    if s.recv(4).startswith(b"SSH"):
-                        break
-            except OSError:
-                time.sleep(0.05)
+        _wait_listening(proc, port)
         if proc.poll() is None:
             break
         proc.wait()  # the port was taken meanwhile: another one

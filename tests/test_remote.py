@@ -331,3 +331,120 @@ async def test_the_console_shows_a_remote_root_beside_a_local_one_and_decides_th
         # the host's stream brings the decision back: the row is marked decided
         await until(pilot, lambda: any(r.path == CONFIRM and r.root == url and r.decision is not None
                                        and r.decision.state == "valid" for r in rows()))
+
+
+def test_a_killed_sshd_shows_unreachable_with_ssh_s_words_and_recovers(host) -> None:
+    import threading
+
+    from console.remote.feed import RemoteFeed
+
+    kit, server = host
+    states = []
+    cond = threading.Condition()
+
+    def on_status(state, detail):
+        with cond:
+            states.append((state, detail))
+            cond.notify_all()
+
+    def wait(predicate, timeout=30.0):
+        with cond:
+            assert cond.wait_for(predicate, timeout), states[-5:]
+
+    feed = RemoteFeed(parse(server.url(kit.root)), ssh=server.ssh_command.split(), remote_command=server.remote_triage,
+                      on_change=lambda *a: None, on_status=on_status, backoff=(0.2,))
+    feed.start()
+    try:
+        wait(lambda: states and states[-1][0] == "live")
+        server.stop()  # the host goes down: its listener, then the session
+        for pid in _remote_watchers(kit.root):
+            os.kill(pid, 9)
+        wait(lambda: any(s == "unreachable" and "refused" in d.lower() for s, d in states))
+        server.restart()
+        wait(lambda: states[-1][0] == "live")
+        assert len(feed.findings()) > 0
+    finally:
+        feed.stop()
+
+
+def test_hostile_remote_output_stays_inert_and_off_contract_lines_are_skipped(host, tmp_path: Path) -> None:
+    import threading
+
+    from console.remote.feed import RemoteFeed
+
+    kit, server = host
+    hostile = "\x1b]52;c;ZXZpbA==\x07\x1b[2J[bold red]PWNED[/]\u202e"
+    good = {"schema": "triage-finding/v1", "id": "x", "root": str(kit.root), "path": "r-evil/FAILURE.json",
+            "run": "r-evil", "format": "stage", "status": "ok", "taxonomy": "stage", "class": "agent_failed",
+            "route": "retry", "next_action": hostile, "node": hostile}
+    lines = ["not json at all", json.dumps({"schema": "other/v9", "event": "added"}),
+             json.dumps({"schema": "triage-event/v1", "event": "added", "finding": {"path": 3}}),
+             json.dumps({"schema": "triage-event/v1", "event": "added", "finding": good}),
+             json.dumps({"schema": "triage-event/v1", "event": "ready"})]
+    script = tmp_path / "hostile-triage"
+    script.write_text("#!/bin/sh\ncat <<'EOF'\n" + "\n".join(lines) + "\nEOF\nsleep 30\n")
+    script.chmod(0o755)
+    ready = threading.Event()
+    seen = []
+
+    def on_change(added, changed, removed):
+        seen.extend(added)
+
+    feed = RemoteFeed(parse(server.url(kit.root)), ssh=server.ssh_command.split(), remote_command=str(script),
+                      on_change=on_change, on_status=lambda s, d: ready.set() if s == "live" else None)
+    feed.start()
+    try:
+        assert ready.wait(30)
+        assert feed.skipped == 3
+        assert [f.path for f in seen] == ["r-evil/FAILURE.json"] and seen[0].next_action == hostile  # data, kept as is
+        from console.core.safety import safe, safe_json
+
+        shown = safe(seen[0].next_action)
+        assert "\x1b" not in shown and "\u202e" not in shown and "[bold red]PWNED[/]" in shown
+        assert "\x1b" not in safe_json(seen[0].to_json())
+    finally:
+        feed.stop()
+
+
+def test_verify_checks_a_remote_decision_on_its_host(host) -> None:
+    kit, server = host
+    remote_settings(kit, server)
+    url = server.url(kit.root)
+    assert triage(server, kit, "decide", CONFIRM, "--root", url, "--choice", "reject").returncode == 0
+    decision = f"{url}/{CONFIRM.replace('FAILURE.json', 'FAILURE.decision.json')}"
+    out = triage(server, kit, "verify", decision, "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [verdict] = json.loads(out.stdout)
+    assert verdict["state"] == "valid" and verdict["path"] == decision and verdict["schema"] == "triage-verdict/v1"
+    missing = triage(server, kit, "verify", f"{url}/r-nope/FAILURE.decision.json")
+    assert missing.returncode == 2 and "no such file" in missing.stdout + missing.stderr
+
+
+def test_notify_tells_of_a_new_gate_on_a_remote_root(host, tmp_path: Path) -> None:
+    from test_notify import Receiver
+
+    kit, server = host
+    remote_settings(kit, server)
+    receiver = Receiver()
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command,
+                "TRIAGE_STATE_DIR": str(tmp_path / "notify-state")})
+    url = server.url(kit.root)
+    proc = subprocess.Popen([sys.executable, "-m", "console", "notify", url, "--to", receiver.url, "--skip-existing"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for line in proc.stderr:
+            if "ready:" in line:
+                break
+        new = kit.root / "r-remote-gate" / "FAILURE.json"
+        new.parent.mkdir()
+        new.write_text(json.dumps({"failure_type": "confirmation_required", "retryable": "false", "role": "deploy",
+                                   "next_action": "Get explicit user confirmation before continuing.", "exit_code": 3,
+                                   "confirm_prompt": "Deploy build 7 to staging"}))
+        message = receiver.next(30)
+        text = json.dumps(message)
+        assert "r-remote-gate" in text and "confirm" in text and url in text
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+        receiver.close()

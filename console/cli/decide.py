@@ -364,6 +364,12 @@ def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers:
 
     from ..core import decisions
 
+    remote_paths = [p for p in paths if is_remote(p)]
+    if remote_paths:
+        if len(remote_paths) != len(paths):
+            _fail("verify takes either local paths or ssh:// paths, not both at once", as_json=as_json)
+        _verify_remote(remote_paths, config_file, as_json)
+        return
     located = []
     missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
     for raw_path in paths:
@@ -409,6 +415,52 @@ def verify_cmd(paths: tuple[str, ...], policy_file: str | None, allowed_signers:
             _say(f"triage: no such file: {p}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(0 if all(v.state in ("valid", "done") for _p, v in out) else 1)
+
+
+def _verify_remote(urls: list[str], config_file: str | None, as_json: bool) -> None:
+    """``verify ssh://host/path…``: each path verified by its host's own triage, with its policy."""
+    import json
+
+    from ..core.remote_root import RemoteRootError, parse
+    from ..remote import ssh as remote_ssh
+
+    settings, _policy = _load_config(config_file, None, [], as_json)
+    out, worst = [], 0
+    for url in urls:
+        try:
+            target = parse(url)
+            ssh = remote_ssh.client(settings.ssh_command)
+        except (RemoteRootError, remote_ssh.RemoteError) as exc:
+            _fail(str(exc), as_json=as_json)
+        spec = next((r for r in settings.roots if url == r.path or url.startswith(r.path.rstrip("/") + "/")), None)
+        try:
+            done = remote_ssh.run(target, ["verify", "--json", "--", target.path], ssh=ssh,
+                                  remote_command=spec.remote_command if spec else None)
+        except remote_ssh.RemoteError as exc:
+            _fail(str(exc), exc.code, as_json=as_json)
+        try:
+            verdicts = json.loads(done.stdout.decode("utf-8", "replace"))
+        except ValueError:
+            _fail(f"{target.label}: {remote_ssh.last_line(done.stderr) or 'no answer'}", as_json=as_json)
+        if not isinstance(verdicts, list):
+            _fail(f"{target.label}: {verdicts.get('error') if isinstance(verdicts, dict) else 'no verdicts'}",
+                  done.returncode or 2, as_json=as_json)
+        for v in verdicts:
+            if isinstance(v, dict):
+                out.append({**v, "path": url, "schema": "triage-verdict/v1"})
+        worst = max(worst, done.returncode)
+    if as_json:
+        click.echo(_dump(out))
+    else:
+        for v in out:
+            who = v.get("decision") or {}
+            line = f"{safe(v.get('state')):<10} {safe(v['path'])}"
+            if who:
+                line += f"  ({safe(who.get('gate'))}: {safe(who.get('choice'))} by {safe(who.get('operator'))}, {safe(who.get('issued_at'))})"
+            _say(line)
+            for reason in v.get("reasons") or ():
+                _say(f"           {safe(reason, max_len=400)}")
+    sys.exit(worst)
 
 
 @main.command("keygen", epilog="""\b

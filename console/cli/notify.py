@@ -10,7 +10,7 @@ from typing import Callable
 import click
 
 from . import main
-from .common import CONFIG, _check_roots, _fail, _judge, _roots, _say, _settings
+from .common import CONFIG, _fail, _judge, _resolve, _say
 
 CROWD = 20  # more gates than this waiting at the start: say how to start without telling them all
 _OUT = threading.Lock()  # the couriers, the watcher and the loop all report on stderr
@@ -58,9 +58,18 @@ def notify_cmd(roots: tuple[str, ...], urls: tuple[str, ...], remind_after: str 
     from ..core.config import parse_duration
     from ..notify import BellSender, ChannelError, SentState, StateError, senders
 
-    settings = _settings(config_file, roots)
-    chosen = _roots(roots, settings)
-    _check_roots(chosen)
+    settings, chosen, remote_list = _resolve(roots, config_file)
+    remote = None
+    if remote_list:
+        from ..remote.roots import RemoteRoots
+        from ..remote.ssh import RemoteError, client
+
+        try:
+            ssh = client(settings.ssh_command)
+        except RemoteError as exc:
+            _fail(str(exc))
+        remote = RemoteRoots(remote_list, ssh=ssh, poll=poll, commands={
+            r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote_list})
     wait = None
     if remind_after is not None:
         try:
@@ -79,14 +88,14 @@ def notify_cmd(roots: tuple[str, ...], urls: tuple[str, ...], remind_after: str 
     if bell:
         channels.append(BellSender(_ring))
     try:
-        state = SentState.open(chosen)
+        state = SentState.open([*chosen, *(r.url for r in remote_list)])
     except StateError as exc:
         _fail(str(exc))
     if state.warning:
         _report(state.warning)
     try:
         code = run_notify(chosen, channels, state, poll=poll, remind_after=wait, judge=judge,
-                          skip_existing=skip_existing, say=_report)
+                          skip_existing=skip_existing, say=_report, remote=remote)
     finally:
         state.close()
     sys.exit(code)
@@ -94,26 +103,45 @@ def notify_cmd(roots: tuple[str, ...], urls: tuple[str, ...], remind_after: str 
 
 def run_notify(roots: list[str], channels: list, state, *, poll: float | None = None, remind_after: float | None = None,
                judge=None, skip_existing: bool = False, say: Callable[[str], None] = _report,
-               first_retry_s: float | None = None) -> int:
-    """Watch until SIGINT/SIGTERM, telling ``channels`` of the gates that wait. Returns 0."""
+               first_retry_s: float | None = None, remote=None) -> int:
+    """Watch until SIGINT/SIGTERM, telling ``channels`` of the gates that wait. Returns 0.
+
+    ``remote``: the ssh:// roots (``remote.roots.RemoteRoots``), followed beside the local ones;
+    the gates are taken in once the local scan and every remote root have answered."""
     from ..core.decisions import settings_judge
     from ..core.index import FindingIndex
     from ..notify import Notifier
     from ..watch.monitor import RunMonitor
 
     index = FindingIndex(roots, judge=judge if judge is not None else settings_judge(roots))
-    notifier = Notifier(state, channels, index.finding, remind_after=remind_after, say=say,
+
+    def full(row):
+        if remote is not None and remote.holds(row.root):
+            return remote.finding(row.root, row.id)
+        return index.finding(row)
+
+    notifier = Notifier(state, channels, full, remind_after=remind_after, say=say,
                         skip_existing=skip_existing, first_retry_s=first_retry_s)
     done = threading.Event()
     names = ", ".join(c.name for c in channels)
+    every = [*roots, *((r.url for r in remote.roots) if remote is not None else ())]
 
     def on_ready() -> None:
-        notifier.reset(index.rows())
+        extra = []
+        if remote is not None:  # every remote root answered once, then the local rows as they are now
+            from ..remote.feed import row_of
+
+            for feed in remote.feeds.values():
+                while not feed.first_answer.wait(0.5):
+                    if done.is_set():
+                        return
+            extra = [row_of(f) for feed in remote.feeds.values() for f in feed.findings()]
+        notifier.reset([*index.rows(), *extra])
         for root, problem in index.root_problems.items():
             say(f"root {root}: {problem}")
         waiting = len(notifier.waiting())
-        say(f"ready: {waiting} gate{'s' if waiting != 1 else ''} waiting under {len(roots)} "
-            f"root{'s' if len(roots) != 1 else ''}; telling {names}")
+        say(f"ready: {waiting} gate{'s' if waiting != 1 else ''} waiting under {len(every)} "
+            f"root{'s' if len(every) != 1 else ''}; telling {names}")
         if waiting > CROWD and not skip_existing:
             say(f"each of the {waiting} gates waiting now is told once (--skip-existing takes the gates waiting "
                 "at the start as told, and tells only those that come later)")
@@ -128,13 +156,24 @@ def run_notify(roots: list[str], channels: list, state, *, poll: float | None = 
         done.set()
         notifier.wake()
 
-    monitor = RunMonitor(index, notifier.apply, on_status=on_status, on_ready=on_ready, poll=poll)
+    # With remote roots, waiting for them must not hold up the local monitor's thread.
+    ready = on_ready if remote is None else (lambda: threading.Thread(target=on_ready, daemon=True).start())
+    monitor = RunMonitor(index, notifier.apply, on_status=on_status, poll=poll, on_ready=ready) if roots else None
     previous = {sig: signal.signal(sig, end) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        monitor.start()
+        if remote is not None:
+            remote.start(notifier.apply, lambda url, state_, detail: None if done.is_set() else
+                         say(f"watching {url}: {state_}{': ' + detail if detail and state_ != 'live' else ''}"))
+        if monitor is not None:
+            monitor.start()
+        else:
+            threading.Thread(target=on_ready, daemon=True).start()
         notifier.run(done)
     finally:
-        monitor.stop()
+        if remote is not None:
+            remote.stop()
+        if monitor is not None:
+            monitor.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0

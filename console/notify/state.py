@@ -53,9 +53,15 @@ def channel_id(url: str) -> str:
 
 
 @lru_cache(maxsize=256)
+def _real(root: str) -> str:
+    """A local root's real path; an ssh:// root's URL as it is (it names a place on another host)."""
+    return root if root.startswith("ssh://") else os.path.realpath(root)
+
+
 def root_key(root: str) -> str:
-    """A root's name in gate keys and state file names: 16 hex of the SHA-256 of its real path."""
-    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    """A root's name in gate keys and state file names: 16 hex of the SHA-256 of its real path
+    (of its URL, for an ssh:// root)."""
+    return hashlib.sha256(_real(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def state_path(root: str, home: str | None = None) -> str:
@@ -66,6 +72,8 @@ def state_path(root: str, home: str | None = None) -> str:
 def _inside(path: str, roots: Iterable[str]) -> str | None:
     real = os.path.realpath(path)
     for root in roots:
+        if root.startswith("ssh://"):
+            continue  # on another host
         r = os.path.realpath(root)
         if real == r or real.startswith(r.rstrip(os.sep) + os.sep):
             return root
@@ -97,7 +105,7 @@ class SentState:
     # --- opening ------------------------------------------------------------------
     @classmethod
     def open(cls, roots: Iterable[str], home: str | None = None) -> "SentState":
-        roots = list(dict.fromkeys(os.path.abspath(r) for r in roots))
+        roots = list(dict.fromkeys(r if r.startswith("ssh://") else os.path.abspath(r) for r in roots))
         files: list[_Root] = []
         warnings: list[str] = []
         try:
@@ -220,7 +228,7 @@ def _open_one(root: str, roots: list[str], home: str | None, warnings: list[str]
 
 def _write(f: _Root) -> str | None:
     """The file rewritten atomically: a new file, fsynced, renamed over the old one, the directory fsynced."""
-    data = json.dumps({"schema": SCHEMA, "root": os.path.realpath(f.root), "gates": f.gates},
+    data = json.dumps({"schema": SCHEMA, "root": _real(f.root), "gates": f.gates},
                       separators=(",", ":"), sort_keys=True).encode()
     directory = os.path.dirname(f.path)
     tmp = os.path.join(directory, f".{os.path.basename(f.path)}.{secrets.token_hex(6)}.tmp")

@@ -98,14 +98,21 @@ class SteadyFooter(Footer):
         if not keys:
             return False
         shown: dict[FooterKey, bool] = {}
-        rest = iter(keys)
-        for action, (key, description, enabled) in wanted.items():
-            for widget in rest:
-                if (widget.key, widget.action, widget.description) == (key, action, description):
-                    shown[widget] = enabled
-                    break
-            else:
-                return False  # not a subset in the same order
+        # The pinned group (quit, help) is composed after the others, wherever its bindings come in
+        # the chain: each part must hold its wanted keys in order.
+        pinned = [k for k in keys if k.has_class("-pinned")]
+        pinned_actions = {k.action for k in pinned}
+        for part, wants in (([k for k in keys if not k.has_class("-pinned")],
+                             [(a, w) for a, w in wanted.items() if a not in pinned_actions]),
+                            (pinned, [(a, w) for a, w in wanted.items() if a in pinned_actions])):
+            rest = iter(part)
+            for action, (key, description, enabled) in wants:
+                for widget in rest:
+                    if (widget.key, widget.action, widget.description) == (key, action, description):
+                        shown[widget] = enabled
+                        break
+                else:
+                    return False  # not a subset in the same order
         for widget in keys:
             visible = widget in shown
             if widget.display != visible:
