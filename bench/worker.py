@@ -26,14 +26,14 @@ def main() -> int:
 
         print(json.dumps(cold(cfg)))
         return 0
-    from . import core, floor, live, notify, truth, ui
+    from . import core, floor, live, notify, remote, truth, ui
 
     state: dict = {}
     out: dict = {}
     for name in names:
         fn = (getattr(core, f"section_{name}", None) or getattr(live, f"section_{name}", None)
               or getattr(floor, f"section_{name}", None) or getattr(truth, f"section_{name}", None)
-              or getattr(notify, f"section_{name}", None)
+              or getattr(notify, f"section_{name}", None) or getattr(remote, f"section_{name}", None)
               or getattr(ui, f"section_{name}"))
         try:
             out[name] = fn(cfg, state)
