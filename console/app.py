@@ -355,8 +355,7 @@ class TriageApp(App[None]):
                         title=f"{payload['gate']} decided")
             if self.is_remote(finding.root):  # published on its host: its stream brings the change
                 if payload["choice"] in RESUMING_CHOICES:
-                    self.notify(f"triage resume {finding.path} --root {finding.root} runs it on its host.",
-                                title="Decision published there", timeout=15)
+                    self.start_remote_resume(finding)
                 return
             # Apply it now rather than wait for the watcher (which then finds nothing new).
             change = self.index.apply([result.decision_path])
@@ -382,6 +381,20 @@ class TriageApp(App[None]):
         self.push_screen(ResumeScreen(job))
         self._run_resume(job)
 
+    def start_remote_resume(self, finding: Finding) -> None:
+        """Run a signed resume/retry decision on its run's own host (its ``resume_command``),
+        its output streamed into the same pane, cancelable the same way."""
+        from .core.remote_root import parse
+        from .remote.resume import RemoteResume
+
+        resume = RemoteResume(parse(finding.root), finding.path, finding.run, ssh=self.remote.ssh,
+                              remote_command=self.remote.commands.get(finding.root))
+        job = ResumeJob(resume, f"{finding.run} / {finding.node or '-'} on {parse(finding.root).label}")
+        resume.on_line = lambda line: self.call_from_thread(job.add_line, line)
+        self.resumes.append(job)
+        self.push_screen(ResumeScreen(job))
+        self._run_resume(job)
+
     @work(thread=True, group="resume")
     def _run_resume(self, job: ResumeJob) -> None:
         try:
@@ -401,6 +414,8 @@ class TriageApp(App[None]):
         outcome = "cancelled" if result.cancelled else ("completed" if result.exit_code == 0 else f"failed (exit {result.exit_code})")
         self.notify(f"{job.label}: {outcome}", title="Resume finished",
                     severity="information" if result.exit_code == 0 else "warning", timeout=8)
+        if self.is_remote(result.run_dir.rsplit("/", 1)[0]):
+            return  # the host's stream brings what the command changed
         # What the command changed in the run shows now, not when the watcher gets to it.
         change = self.index.apply([result.run_dir])
         if change:

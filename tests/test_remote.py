@@ -448,3 +448,52 @@ def test_notify_tells_of_a_new_gate_on_a_remote_root(host, tmp_path: Path) -> No
         proc.terminate()
         assert proc.wait(30) == 0
         receiver.close()
+
+
+async def test_the_console_resumes_a_remote_role_on_its_host_in_the_resume_pane(host, tmp_path: Path) -> None:
+    from console.app import TriageApp
+    from console.core.config import load_policy, load_settings
+    from console.remote.roots import RemoteRoots
+    from console.screens.decision import DecisionScreen, Signing
+    from console.screens.main import MainScreen
+    from console.screens.resume import ResumeScreen
+    from decision_kit import RESUME
+
+    kit, server = host
+    script = tmp_path / "bin" / "resume.py"
+    script.parent.mkdir()
+    script.write_text("import sys\nprint('resumed', sys.argv[2], 'on the host', flush=True)\n")
+    _resume_settings(kit, server, script)
+    url = server.url(kit.root)
+    settings = load_settings(kit.config)
+    how = Signing(operator="alice@example.com", key=str(kit.key("alice")), policy=load_policy(settings.policy),
+                  settings=settings)
+    remote = RemoteRoots([parse(url)], ssh=server.ssh_command.split(), commands={url: server.remote_triage})
+    app = TriageApp([], monitor=False, signing=how, remote=remote)
+
+    async def until(pilot, condition, tries: int = 1500) -> None:
+        for _ in range(tries):
+            if condition():
+                return
+            await pilot.pause(0.02)
+        raise AssertionError("timed out")
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: any(isinstance(s, MainScreen) for s in app.screen_stack)
+                    and any(r.path == RESUME for r in app._main().table.rows))
+        target = next(r for r in app._main().table.rows if r.path == RESUME)
+        app._main().select(target.id)
+        await pilot.pause()
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, DecisionScreen))
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: app.screen.prepared is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        job = app.screen.job
+        await until(pilot, lambda: not job.running)
+        assert job.result is not None and job.result.exit_code == 0, (job.error, job.lines)
+        assert any("on the host" in line for line in job.lines)
+    run = RESUME.split("/")[0]
+    results = list((kit.root / run / ".triage" / "resume").glob("*.json"))
+    assert len(results) == 1 and json.loads(results[0].read_text())["exit_code"] == 0

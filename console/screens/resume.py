@@ -29,7 +29,7 @@ MAX_KEPT_LINES = 5000
 class ResumeJob:
     """One resume as the console follows it."""
 
-    resume: Resume
+    resume: Any  # core.resume.Resume, or remote.resume.RemoteResume (a run on another host)
     label: str
     lines: list[str] = field(default_factory=list)
     result: ResumeResult | None = None
