@@ -310,6 +310,11 @@ async def test_the_console_shows_a_remote_root_beside_a_local_one_and_decides_th
         assert f"127.0.0.1:{server.port} live" in status
         target = next(r for r in rows() if r.root == url and r.path == CONFIRM)
         assert app.full(target).path == CONFIRM and app.full(target).root == url
+        from console.core import columns
+        from console.widgets.detail import detail_text
+
+        assert columns._run(app.full(target)) == f"127.0.0.1:{CONFIRM.split('/')[0]}"  # the host names the run
+        assert f"host            {url}" in detail_text(app.full(target)).plain
         app._main().select(target.id)
         await pilot.pause()
         await pilot.press("d")

@@ -31,6 +31,15 @@ def _time(f: Finding) -> str:
     return (f.time or "")[5:16].replace("T", " ")
 
 
+def _run(f: Finding) -> str:
+    """The run, with its host in front for a remote root's (``host:run``): the same run name on two
+    hosts must not read as one."""
+    if f.root.startswith("ssh://"):
+        host = f.root[6:].split("/", 1)[0].rsplit("@", 1)[-1]
+        return f"{host.rsplit(':', 1)[0] if not host.startswith('[') else host}:{f.run}"
+    return f.run
+
+
 def _conf(f: Finding) -> str:
     return "" if f.confidence is None else f"{f.confidence:.2f}"
 
@@ -72,7 +81,7 @@ def _text_key(value: Callable[[Finding], Any]) -> Callable[[Finding], str]:
 # text shown, the sort key (value, then path and id, so every row has its own place).
 TABLE: tuple[Column, ...] = (
     Column("time", "TIME", 11, None, _time, _text_key(lambda f: f.time)),
-    Column("run", "RUN", 28, 22, lambda f: f.run, _text_key(lambda f: f.run)),
+    Column("run", "RUN", 28, 22, lambda f: _run(f), _text_key(lambda f: f.run)),
     Column("node", "NODE", 16, 12, lambda f: f.node or ""),
     Column("class", "CLASS", 18, 16, _class, _text_key(lambda f: f.class_)),
     Column("route", "ROUTE", 7, 7, lambda f: f.route, _text_key(lambda f: f.route)),

@@ -69,6 +69,8 @@ def detail_text(f: Finding, seen: tuple[int, int] = (0, 0), history: list[Findin
     text = Text()
     text.append(safe(f.path), style="bold underline")
     text.append(f"   {f.format} · {f.status}\n\n", style="dim")
+    if f.root.startswith("ssh://"):
+        _line(text, "host", f"{f.root} (a remote root: read by its host's triage over ssh)", "bold")
     if f.error:
         _line(text, "error", f.error, "bold red")
     row = lookup(f.taxonomy, f.class_)
