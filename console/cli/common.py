@@ -97,6 +97,43 @@ def _resolve(roots: Iterable[str], config_file: str | None, *, as_json: bool = F
     return settings, local, remote
 
 
+def remote_roots(settings: Any, remote: list, *, poll: float | None = None, as_json: bool = False):
+    """The ssh:// roots as the settings say to reach them (``remote.roots.RemoteRoots``), or None."""
+    if not remote:
+        return None
+    from ..remote.roots import RemoteRoots
+    from ..remote.ssh import RemoteError, client
+
+    try:
+        ssh = client(settings.ssh_command)
+    except RemoteError as exc:
+        _fail(str(exc), as_json=as_json)
+    return RemoteRoots(remote, ssh=ssh, poll=poll, commands={
+        r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote})
+
+
+def one_remote_root(roots: tuple[str, ...], what: str, config_file: str | None, policy_file: str | None,
+                    as_json: bool):
+    """For ``decide`` / ``resume`` on an ssh:// root: (the root, settings, policy, ssh client, the
+    host's triage command). The root must be the only one."""
+    from ..core.remote_root import RemoteRootError, parse
+    from ..remote.ssh import RemoteError, client
+
+    if len(roots) != 1:
+        _fail(f"{what} on an ssh:// root takes that root alone as --root", as_json=as_json)
+    try:
+        root = parse(roots[0])
+    except RemoteRootError as exc:
+        _fail(str(exc), as_json=as_json)
+    settings, policy = _load_config(config_file, policy_file, [], as_json)
+    try:
+        ssh = client(settings.ssh_command)
+    except RemoteError as exc:
+        _fail(str(exc), as_json=as_json)
+    spec = settings.root(root.url)
+    return root, settings, policy, ssh, spec.remote_command if spec else None
+
+
 def _judge(settings: Any, roots: list[str], *, as_json: bool = False):
     """Decisions judged against the operator's policy (exit 2 when the policy cannot be read)."""
     from ..core.config import ConfigError, load_policy, policy_path

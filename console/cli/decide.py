@@ -12,7 +12,8 @@ from ..core.remote_root import is_remote
 from ..core.safety import safe
 from . import main
 from .common import (CONFIG, EXIT_ALREADY_DECIDED, EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, _check_roots, _decision_options,
-                     _dump, _fail, _find, _key_outside, _load_config, _roots, _say, _settings, _signer_keys, stamp)
+                     _dump, _fail, _find, _key_outside, _load_config, _roots, _say, _settings, _signer_keys,
+                     one_remote_root, stamp)
 
 def _choices_epilog() -> str:
     from ..core.decisions.payload import CHOICES, COMMENT_REQUIRED
@@ -87,18 +88,10 @@ def _decide_remote(ref: str, roots: tuple[str, ...], *, choice: str, comment: st
                    config_file: str | None, as_json: bool) -> None:
     """``decide REF --root ssh://…``: signed here with the operator's key, published on the host."""
     from ..core import decisions, signing
-    from ..core.remote_root import RemoteRootError, parse
     from ..remote import decide as remote_decide, ssh as remote_ssh
 
-    if len(roots) != 1:
-        _fail("deciding on an ssh:// root takes that root alone as --root", as_json=as_json)
-    try:
-        root = parse(roots[0])
-    except RemoteRootError as exc:
-        _fail(str(exc), as_json=as_json)
-    settings, policy = _load_config(config_file, policy_file, [], as_json)
+    root, settings, policy, ssh, command = one_remote_root(roots, "deciding", config_file, policy_file, as_json)
     operator = operator or settings.operator
-    spec = settings.root(root.url)
     if choice in resume_choices():
         _warn_no_resume_command(settings, root.url)
 
@@ -107,10 +100,8 @@ def _decide_remote(ref: str, roots: tuple[str, ...], *, choice: str, comment: st
                                prefer=_signer_keys(policy, operator))
 
     try:
-        ssh = remote_ssh.client(settings.ssh_command)
         done = remote_decide.decide(root, ref, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
-                                    comment=comment, remedy=remedy, answer_text=answer, ssh=ssh,
-                                    remote_command=spec.remote_command if spec else None)
+                                    comment=comment, remedy=remedy, answer_text=answer, ssh=ssh, remote_command=command)
     except remote_decide.RemoteAlreadyDecided as exc:
         p = exc.payload
         _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator") or p.get("decided_by"),

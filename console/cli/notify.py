@@ -10,7 +10,7 @@ from typing import Callable
 import click
 
 from . import main
-from .common import CONFIG, _fail, _judge, _resolve, _say
+from .common import CONFIG, _fail, _judge, _resolve, _say, remote_roots
 
 CROWD = 20  # more gates than this waiting at the start: say how to start without telling them all
 _OUT = threading.Lock()  # the couriers, the watcher and the loop all report on stderr
@@ -59,17 +59,7 @@ def notify_cmd(roots: tuple[str, ...], urls: tuple[str, ...], remind_after: str 
     from ..notify import BellSender, ChannelError, SentState, StateError, senders
 
     settings, chosen, remote_list = _resolve(roots, config_file)
-    remote = None
-    if remote_list:
-        from ..remote.roots import RemoteRoots
-        from ..remote.ssh import RemoteError, client
-
-        try:
-            ssh = client(settings.ssh_command)
-        except RemoteError as exc:
-            _fail(str(exc))
-        remote = RemoteRoots(remote_list, ssh=ssh, poll=poll, commands={
-            r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote_list})
+    remote = remote_roots(settings, remote_list, poll=poll)
     wait = None
     if remind_after is not None:
         try:

@@ -13,26 +13,16 @@ import subprocess
 import sys
 
 from ..core import decisions, signing
-from ..core.remote_root import RemoteRootError, parse
-from .common import EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _fail, _key_outside, _load_config, _say, _signer_keys
+from .common import EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _fail, _key_outside, _say, _signer_keys, one_remote_root
 
 
 def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key: str | None, operator: str | None,
                   policy_file: str | None, config_file: str | None, as_json: bool) -> None:
     from ..remote import client, decide as remote_decide, ssh as remote_ssh
 
-    if len(roots) != 1:
-        _fail("resuming on an ssh:// root takes that root alone as --root", as_json=as_json)
-    try:
-        root = parse(roots[0])
-    except RemoteRootError as exc:
-        _fail(str(exc), as_json=as_json)
-    settings, policy = _load_config(config_file, policy_file, [], as_json)
+    root, settings, policy, ssh, command = one_remote_root(roots, "resuming", config_file, policy_file, as_json)
     operator = operator or settings.operator
-    spec = settings.root(root.url)
-    command = spec.remote_command if spec else None
     try:
-        ssh = remote_ssh.client(settings.ssh_command)
         there = client.remote_ref(ref, root, ssh=ssh, remote_command=command)
         finding = client.show(root, there, ssh=ssh, remote_command=command)
     except remote_ssh.RemoteError as exc:

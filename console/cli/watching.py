@@ -8,7 +8,7 @@ import click
 
 from . import main
 from .common import (EXIT_BAD_INPUT, UNMASKED, _decision_options, _fail, _judge, _roots, _say, _settings, console_signing,
-                     root_problem)
+                     remote_roots, root_problem)
 
 def _watched_roots(roots: tuple[str, ...], config_file: str | None, *, strict: bool):
     """(settings, local roots, remote roots) to watch: a path that is there but is no directory is
@@ -66,32 +66,17 @@ def watch(roots: tuple[str, ...] = (), jsonl: bool = False, poll: float | None =
     sample runs), or follow them headless with --jsonl (one JSON object per line, each with its
     schema; SIGINT/SIGTERM end it with exit 0)."""
     settings, chosen, remote = _watched_roots(roots, config_file, strict=jsonl)
+    followed = remote_roots(settings, remote, poll=poll)
     if jsonl:
-        from ..remote.ssh import RemoteError, client
         from .jsonl import run_jsonl
 
-        try:
-            ssh = client(settings.ssh_command)
-        except RemoteError as exc:
-            _fail(str(exc))
-        commands = {r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote}
         sys.exit(run_jsonl(chosen, poll=poll, masked=not unmasked, judge=_judge(settings, chosen), remote=remote,
-                           ssh=ssh, remote_commands=commands))
-    remote_roots = None
-    if remote:
-        from ..remote.roots import RemoteRoots
-        from ..remote.ssh import RemoteError, client
-
-        try:
-            ssh = client(settings.ssh_command)
-        except RemoteError as exc:
-            _fail(str(exc))
-        remote_roots = RemoteRoots(remote, ssh=ssh, poll=poll, commands={
-            r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote})
+                           ssh=followed.ssh if followed else ("ssh",),
+                           remote_commands=followed.commands if followed else None))
     from ..app import run_app
 
     how, problem = console_signing(chosen, config_file, policy_file, operator, key)
-    run_app(chosen, poll=poll, signing=how, config_error=problem, remote=remote_roots)
+    run_app(chosen, poll=poll, signing=how, config_error=problem, remote=followed)
 
 
 @main.command("demo", epilog="""\b
