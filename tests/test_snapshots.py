@@ -223,3 +223,25 @@ def test_quit_while_a_resume_runs(snap_compare, tmp_path: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=asking)
+
+
+def test_notifications_screen(snap_compare, tmp_path: Path) -> None:
+    async def noticed(pilot) -> None:
+        await loaded(pilot)
+        pilot.app.notify("confirm: r-20261129-0412-auth-refactor / deploy", title="Waiting for a person", timeout=600)
+        pilot.app.notify("[bold]not markup[/] \x1b[2J", title="Root problem", severity="error", timeout=600)
+        await pilot.press("N")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SIZE, run_before=noticed)
+
+
+def test_file_view_in_a_browser(snap_compare, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(TriageApp, "is_web", property(lambda self: True))
+
+    async def viewing(pilot) -> None:
+        await select(pilot, RESUMABLE)
+        await pilot.press("o")
+        await settle(pilot)
+
+    assert snap_compare(app_for(fixed_tree(tmp_path, sample_runs_dir())), terminal_size=SMALL, run_before=viewing)
