@@ -312,7 +312,7 @@ def _init(operator: str | None, key: str | None, root: str | None, resume_comman
     _say("Next:\n"
          "  triage config                          what is in force, and where each part came from\n"
          "  triage ls ROOT --needs-human           the gates that wait for a person\n"
-         "  triage decide REF --choice CHOICE      sign a decision (each gate's choices: docs/decisions.md)\n"
+         "  triage decide REF --choice CHOICE      sign a decision (each gate's choices: triage decide --help)\n"
          "  triage verify DECISION                 check it as a pipeline would\n"
          "Edit next:\n"
          f"  {settings_path}\n"

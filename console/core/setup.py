@@ -78,7 +78,7 @@ def toml_array(values: Iterable[str]) -> str:
 def render_settings(*, by: str = "triage init", operator: str, signing_key: str | None, policy: str, roots: Sequence[RootEntry] = (),
                     agent_key: str | None = None) -> str:
     """The settings file: who signs, with which key (none: ssh-agent), which policy, which roots."""
-    lines = [f"# Triage Console settings, written by `{by}` (docs/configuration.md).",
+    lines = [f"# Triage Console settings, written by `{by}` (triage docs configuration).",
              f"operator = {toml_string(operator)}"]
     if signing_key is not None:
         lines.append(f"signing_key = {toml_string(signing_key)}")
@@ -99,7 +99,7 @@ def render_policy(*, by: str = "triage init", allowed_signers: str, principals: 
                   lifetime: str = DEFAULT_LIFETIME) -> str:
     """A policy letting ``principals`` sign every gate kind in ``gates`` (default deny for the rest)."""
     who = toml_array(principals)
-    lines = [f"# Who may sign which gate, written by `{by}` (docs/configuration.md). A gate kind",
+    lines = [f"# Who may sign which gate, written by `{by}` (triage docs configuration). A gate kind",
              "# not listed under [gates] is signed by nobody.",
              f"allowed_signers = {toml_string(allowed_signers)}",
              f"decision_lifetime = {toml_string(lifetime)}",
