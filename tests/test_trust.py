@@ -716,3 +716,29 @@ def test_a_key_passed_with_key_from_inside_a_root_is_refused(tmp_path: Path) -> 
                           "--key", str(key)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 2 and "inside the run root" in out.stderr
     assert not (kit.root / decisions.paths_for(CONFIRM)[0]).exists()
+
+
+def test_a_planted_decision_with_times_without_a_zone_is_invalid_not_a_crash(tmp_path: Path) -> None:
+    """Times with no offset name no instant: such a decision is invalid, and every command goes on."""
+    root = tmp_path / "runs"
+    run = root / "r-naive"
+    run.mkdir(parents=True)
+    (run / "FAILURE.json").write_text(json.dumps({
+        "failure_type": "confirmation_required", "retryable": "false", "role": "deploy", "exit_code": 3,
+        "next_action": "Get explicit user confirmation before continuing.", "confirm_prompt": "Deploy"}))
+    payload = {"schema": "triage-decision/v1", "decision_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12,
+               "finding_path": "r-naive/FAILURE.json", "finding_sha256": "0" * 64, "run_id": "r-naive",
+               "gate": "confirm", "choice": "approve", "operator": "mallory@example.com",
+               "issued_at": "2026-01-01T00:00:00", "expires_at": "2099-01-01T00:00:00"}
+    (run / "FAILURE.decision.json").write_text(json.dumps(payload))
+    (run / "FAILURE.decision.json.sig").write_text("junk")
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "no-config")
+    for args, codes in ((["ls", str(root), "--json"], {0}), (["show", "r-naive/FAILURE.json", "--root", str(root)], {0}),
+                        (["verify", str(run / "FAILURE.decision.json")], {1}), (["ls", str(root), "--needs-human"], {1})):
+        out = subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, env=env, timeout=60)
+        assert "Traceback" not in out.stderr, (args, out.stderr[-1500:])
+        assert out.returncode in codes, (args, out.returncode, out.stdout[-500:], out.stderr[-500:])
+    verdict = subprocess.run([sys.executable, "-m", "console", "verify", str(run / "FAILURE.decision.json")],
+                             capture_output=True, text=True, env=env, timeout=60).stdout
+    assert verdict.startswith("invalid") and "ISO-8601" in verdict

@@ -11,8 +11,10 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 
 from ..core import decisions, signing
+from ..core.safety import safe
 from .common import EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _fail, _key_outside, _say, _signer_keys, one_remote_root
 
 
@@ -58,9 +60,19 @@ def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key:
     argv = remote_ssh.argv(root, args, ssh=ssh, remote_command=command)
     _say(f"triage: resuming {finding.run} / {finding.node or '-'} on {root.label}", err=True)
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         _fail(f"cannot start {argv[0]}: {exc.strerror or exc}", as_json=as_json)
+
+    def relay(stream, out) -> None:  # whatever the link prints, made inert here too
+        for raw in iter(lambda: stream.readline(1 << 16), b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            print(line if as_json and out is sys.stdout else safe(line, max_len=1 << 16), file=out, flush=True)
+
+    relays = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout), daemon=True),
+              threading.Thread(target=relay, args=(proc.stderr, sys.stderr), daemon=True)]
+    for t in relays:
+        t.start()
 
     def hang_up(*_args) -> None:  # the host sees its stdin close, cancels and records it
         try:
@@ -71,6 +83,8 @@ def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, hang_up)
     code = proc.wait()
+    for t in relays:
+        t.join(10)
     if code == 255:
         _fail(f"{root.label}: the link was lost; the host's resume result says how it ended "
               f"(`triage verify` on its decision)", as_json=as_json)

@@ -22,4 +22,11 @@ def iso(t: datetime) -> str:
 
 
 def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    """A decision's time: ISO-8601 with its offset. One without an offset names no instant (and
+    could not be compared with one): ValueError, as for any text that is not a time."""
+    if not isinstance(text, str):
+        raise ValueError("not a time")
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return t

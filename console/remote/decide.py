@@ -71,6 +71,8 @@ def prepare(root: RemoteRoot, ref: str, *, choice: str, operator: str | None, po
     if client.error_of(about):
         raise RemoteError(f"{root.label}: {client.error_of(about)}", code=done.returncode or 2)
     finding = client.to_finding(about.get("finding") or {}, root)
+    if "/" in ref and finding.path != ref:
+        raise RemoteError(f"{root.label}: asked about {ref!r}, the host answered about {finding.path!r}")
     if isinstance(about.get("current"), dict):
         p = about["current"]
         raise RemoteAlreadyDecided(f"already decided: {p.get('choice')} by {p.get('operator')} at {p.get('issued_at')}", p)
