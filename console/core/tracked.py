@@ -15,7 +15,9 @@ watchers: they must agree, or a file is read by one and missed by another.
 
 from __future__ import annotations
 
-from typing import Final
+import os
+import stat
+from typing import Final, Iterator
 
 STAGE_MD: Final = "STAGE.md"
 HISTORY_JSONL: Final = "history.jsonl"
@@ -77,3 +79,34 @@ def enters_parts(parts: list[str], name: str) -> bool:
     if len(parts) == 2 and parts[1] in PLAN_HOMES:
         return name == PLANS
     return not name.startswith(".") and depth <= MAX_DEPTH
+
+
+def walk(root: str) -> Iterator[tuple[str, str, int, int]]:
+    """(rel, path, size, mtime_ns) of every tracked file below ``root``: plain ``os.scandir``
+    recursion, one directory read and one ``lstat`` per tracked file, no symlink followed,
+    entering what ``enters`` allows. A directory or file that goes meanwhile is skipped; a root
+    that is not a directory raises ``OSError`` before the first item (the callers' "missing")."""
+    if not stat.S_ISDIR(os.stat(root).st_mode):
+        raise NotADirectoryError(root)
+    stack: list[tuple[str, list[str]]] = [(root, [])]
+    while stack:
+        path, parts = stack.pop()
+        try:
+            entries = os.scandir(path)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if enters_parts(parts, name):
+                            stack.append((entry.path, parts + [name]))
+                        continue
+                    inner = parts + [name]
+                    if not tracked_parts(inner):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                yield "/".join(inner), entry.path, st.st_size, st.st_mtime_ns

@@ -16,7 +16,6 @@ if __name__ == "__main__":
 
 import json
 import os
-import stat
 import threading
 import time
 
@@ -49,37 +48,18 @@ def requests() -> None:
 
 
 def listing(roots: list[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
-    from console.core.tracked import enters_parts, tracked_parts
+    """path -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed: the
+    parent's own walk (``core/tracked.py``), keyed by the absolute path the parent is sent."""
+    from console.core.tracked import walk
 
     seen: dict[str, tuple[int, int]] = {}
     missing = []
     for root in roots:
         try:
-            if not stat.S_ISDIR(os.stat(root).st_mode):
-                missing.append(root)
-                continue
+            for _rel, path, size, mtime_ns in walk(root):
+                seen[path] = (size, mtime_ns)
         except OSError:
             missing.append(root)
-            continue
-        stack: list[tuple[str, list[str]]] = [(root, [])]
-        while stack:
-            path, parts = stack.pop()
-            try:
-                entries = os.scandir(path)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if enters_parts(parts, name):
-                                stack.append((entry.path, parts + [name]))
-                        elif tracked_parts(parts + [name]):
-                            st = entry.stat(follow_symlinks=False)
-                            seen[entry.path] = (st.st_size, st.st_mtime_ns)
-                    except OSError:
-                        continue
     return seen, missing
 
 

@@ -4,51 +4,25 @@ what catches the changes events missed, in this process."""
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from contextlib import nullcontext
 from typing import Callable
 
 from ..core import tracked as tracked_mod
 from ..core.index import Change, FindingIndex
-from ..core.tracked import enters, tracked
 
 
 def listing(index: FindingIndex) -> tuple[dict[tuple[str, str], tuple[int, int]], list[str]]:
-    """(root, rel) -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed.
-
-    Plain ``os.scandir`` recursion: one directory read and one ``lstat`` per tracked file,
-    no symlink followed, entering and reading what the scan does (``core/tracked.py``).
-    """
+    """(root, rel) -> (size, mtime_ns) of every tracked file, and the roots that cannot be listed
+    (``tracked.walk``: entering and reading what the scan does)."""
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     missing: list[str] = []
     for root in index.roots:
         try:
-            if not stat.S_ISDIR(os.stat(root).st_mode):
-                missing.append(root)
-                continue
+            for rel, _path, size, mtime_ns in tracked_mod.walk(root):
+                seen[(root, rel)] = (size, mtime_ns)
         except OSError:
             missing.append(root)
-            continue
-        stack: list[tuple[str, str]] = [(root, "")]
-        while stack:
-            path, prefix = stack.pop()
-            try:
-                entries = os.scandir(path)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if enters(prefix[:-1], name):
-                                stack.append((entry.path, prefix + name + "/"))
-                        elif tracked(prefix + name):
-                            st = entry.stat(follow_symlinks=False)
-                            seen[(root, prefix + name)] = (st.st_size, st.st_mtime_ns)
-                    except OSError:
-                        continue
     return seen, missing
 
 
