@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -110,6 +111,24 @@ def remote_roots(settings: Any, remote: list, *, poll: float | None = None, as_j
         _fail(str(exc), as_json=as_json)
     return RemoteRoots(remote, ssh=ssh, poll=poll, commands={
         r.url: (settings.root(r.url).remote_command if settings.root(r.url) else None) for r in remote})
+
+
+@contextmanager
+def remote_refusals(as_json: bool = False):
+    """A remote decision's refusals as exit codes: the host's (its code), the policy's (2), the
+    key's (4). ``RemoteAlreadyDecided`` is a ``RemoteError``: callers that treat it apart catch
+    it inside."""
+    from ..core import decisions, signing
+    from ..remote.ssh import RemoteError
+
+    try:
+        yield
+    except RemoteError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except decisions.DecisionError as exc:
+        _fail(str(exc), exc.code, as_json=as_json)
+    except signing.SigningError as exc:
+        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
 
 
 def one_remote_root(roots: tuple[str, ...], what: str, config_file: str | None, policy_file: str | None,

@@ -13,7 +13,7 @@ from ..core.safety import safe
 from . import main
 from .common import (CONFIG, EXIT_ALREADY_DECIDED, EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, _check_roots, _decision_options,
                      _dump, _fail, _find, _key_outside, _load_config, _roots, _say, _settings, _signer_keys,
-                     one_remote_root, stamp)
+                     one_remote_root, remote_refusals, stamp)
 
 def _choices_epilog() -> str:
     from ..core.decisions.payload import CHOICES, COMMENT_REQUIRED
@@ -87,8 +87,8 @@ def _decide_remote(ref: str, roots: tuple[str, ...], *, choice: str, comment: st
                    answer: str | None, key: str | None, operator: str | None, policy_file: str | None,
                    config_file: str | None, as_json: bool) -> None:
     """``decide REF --root ssh://…``: signed here with the operator's key, published on the host."""
-    from ..core import decisions, signing
-    from ..remote import decide as remote_decide, ssh as remote_ssh
+    from ..core import signing
+    from ..remote import decide as remote_decide
 
     root, settings, policy, ssh, command = one_remote_root(roots, "deciding", config_file, policy_file, as_json)
     operator = operator or settings.operator
@@ -99,19 +99,15 @@ def _decide_remote(ref: str, roots: tuple[str, ...], *, choice: str, comment: st
         return signing.resolve(_key_outside(key, [], as_json) or settings.signing_key, interactive=sys.stdin.isatty(),
                                prefer=_signer_keys(policy, operator))
 
-    try:
-        done = remote_decide.decide(root, ref, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
-                                    comment=comment, remedy=remedy, answer_text=answer, ssh=ssh, remote_command=command)
-    except remote_decide.RemoteAlreadyDecided as exc:
-        p = exc.payload
-        _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator") or p.get("decided_by"),
-              choice=p.get("choice"), issued_at=p.get("issued_at"))
-    except remote_ssh.RemoteError as exc:
-        _fail(str(exc), exc.code, as_json=as_json)
-    except decisions.DecisionError as exc:
-        _fail(str(exc), exc.code, as_json=as_json)
-    except signing.SigningError as exc:
-        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    with remote_refusals(as_json):
+        try:
+            done = remote_decide.decide(root, ref, choice=choice, operator=operator, policy=policy,
+                                        signer_for=signer_for, comment=comment, remedy=remedy, answer_text=answer,
+                                        ssh=ssh, remote_command=command)
+        except remote_decide.RemoteAlreadyDecided as exc:
+            p = exc.payload
+            _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json, decided_by=p.get("operator") or p.get("decided_by"),
+                  choice=p.get("choice"), issued_at=p.get("issued_at"))
     if as_json:
         click.echo(_dump(stamp("decided", {**done.answer, "root": root.url})))
         return

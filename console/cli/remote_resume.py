@@ -15,7 +15,7 @@ import threading
 
 from ..core import decisions, signing
 from ..core.safety import safe
-from .common import EXIT_ALREADY_DECIDED, EXIT_CANNOT_WRITE, _fail, _key_outside, _say, _signer_keys, one_remote_root
+from .common import EXIT_ALREADY_DECIDED, _fail, _key_outside, _say, _signer_keys, one_remote_root, remote_refusals
 
 
 def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key: str | None, operator: str | None,
@@ -42,19 +42,14 @@ def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key:
         return signing.resolve(_key_outside(key, [], as_json) or settings.signing_key, interactive=sys.stdin.isatty(),
                                prefer=_signer_keys(policy, operator))
 
-    try:
-        remote_decide.decide(root, there, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
-                             comment=comment, ssh=ssh, remote_command=command)
-    except remote_decide.RemoteAlreadyDecided as exc:
-        if exc.payload.get("choice") not in decisions.RESUMING_CHOICES:
-            _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
-        # signed before and not yet run: the host runs it (or says it already ran)
-    except remote_ssh.RemoteError as exc:
-        _fail(str(exc), exc.code, as_json=as_json)
-    except decisions.DecisionError as exc:
-        _fail(str(exc), exc.code, as_json=as_json)
-    except signing.SigningError as exc:
-        _fail(str(exc), EXIT_CANNOT_WRITE, as_json=as_json)
+    with remote_refusals(as_json):
+        try:
+            remote_decide.decide(root, there, choice=choice, operator=operator, policy=policy, signer_for=signer_for,
+                                 comment=comment, ssh=ssh, remote_command=command)
+        except remote_decide.RemoteAlreadyDecided as exc:
+            if exc.payload.get("choice") not in decisions.RESUMING_CHOICES:
+                _fail(str(exc), EXIT_ALREADY_DECIDED, as_json=as_json)
+            # signed before and not yet run: the host runs it (or says it already ran)
     args = ["resume", "--signed-only", "--cancel-on-eof", "--root", root.path, *(["--json"] if as_json else []),
             "--", there]
     argv = remote_ssh.argv(root, args, ssh=ssh, remote_command=command)
