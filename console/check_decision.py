@@ -42,6 +42,8 @@ from datetime import datetime, timedelta, timezone
 
 SCHEMA = "triage-decision/v1"
 NAMESPACE = "triage-decision-v1"
+# The console's own vocabulary, copied so a pipeline can vendor this file alone
+# (tests/test_trust.py holds the copy equal to console/core/decisions/payload.py).
 CHOICES = {
     "confirm": ("approve", "reject"),
     "escalation": ("retry", "replan", "abort", "accept_and_continue"),

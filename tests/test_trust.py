@@ -742,3 +742,17 @@ def test_a_planted_decision_with_times_without_a_zone_is_invalid_not_a_crash(tmp
     verdict = subprocess.run([sys.executable, "-m", "console", "verify", str(run / "FAILURE.decision.json")],
                              capture_output=True, text=True, env=env, timeout=60).stdout
     assert verdict.startswith("invalid") and "ISO-8601" in verdict
+
+
+def test_the_standalone_checker_speaks_the_consoles_vocabulary() -> None:
+    """check_decision.py is vendored alone (standard library only), so it keeps its own copy of the
+    schema, namespace, choices and limits: a gate or choice added to the console must reach it."""
+    from console import check_decision as checker
+    from console.core import signing
+    from console.core.decisions import payload
+    from console.core.ids import RESUMING_CHOICES
+
+    assert checker.SCHEMA == payload.SCHEMA and checker.NAMESPACE == signing.NAMESPACE
+    assert checker.CHOICES == payload.CHOICES
+    assert tuple(checker.RESUMING) == tuple(RESUMING_CHOICES)
+    assert checker.MAX_DECISION == payload.MAX_DECISION_BYTES
