@@ -100,11 +100,10 @@ def crafted(size: int = 64 * 1024) -> list[str]:
     return texts
 
 
-def time_crafted(runs: int = 3) -> dict[str, Any]:
+def _best_times(events: list[dict[str, Any]], runs: int) -> tuple[float, float]:
+    """(classify s, json.loads s) for the events, each the best of ``runs``, measured together."""
     from console.core.classify import classify_event
 
-    texts = crafted()
-    events = [{"exit_code": 1, "stderr_tail": t} for t in texts]
     encoded = [json.dumps(e) for e in events]
     best_c = best_l = float("inf")
     for _ in range(runs):
@@ -116,26 +115,21 @@ def time_crafted(runs: int = 3) -> dict[str, Any]:
         for e in events:
             classify_event(e)
         best_c = min(best_c, time.perf_counter() - t0)
+    return best_c, best_l
+
+
+def time_crafted(runs: int = 3) -> dict[str, Any]:
+    texts = crafted()
+    events = [{"exit_code": 1, "stderr_tail": t} for t in texts]
+    best_c, best_l = _best_times(events, runs)
     return {"events": len(events), "bytes_each": len(texts[0]), "classify_s": round(best_c, 4),
             "json_loads_s": round(best_l, 4), "x_json_loads": round(best_c / best_l, 1) if best_l else None}
 
 
 def time_corpus(entries: list[dict[str, Any]], runs: int = 3) -> dict[str, Any]:
     """The classifier's rate over the real corpus, beside ``json.loads`` of the same events."""
-    from console.core.classify import classify_event
-
     events = [event_of(e) for e in entries]
-    encoded = [json.dumps(e) for e in events]
-    best_c = best_l = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for line in encoded:
-            json.loads(line)
-        best_l = min(best_l, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        for e in events:
-            classify_event(e)
-        best_c = min(best_c, time.perf_counter() - t0)
+    best_c, best_l = _best_times(events, runs)
     return {"events": len(events), "classify_events_per_s": round(len(events) / best_c),
             "x_json_loads": round(best_c / best_l, 1) if best_l else None}
 
