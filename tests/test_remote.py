@@ -36,8 +36,7 @@ def host(tmp_path: Path):
 
 
 def triage(server, kit, *args: str, stdin: str | None = None, env: dict | None = None):
-    full = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
-    full.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command, **(env or {})})
+    full = triage_env(server, kit, **(env or {}))
     out = subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, env=full,
                          input=stdin, timeout=120)
     assert "Traceback" not in out.stderr, out.stderr[-2000:]
@@ -48,6 +47,44 @@ def remote_settings(kit, server) -> None:
     """The operator's settings name the remote root and its host's triage command."""
     kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{server.url(kit.root)}"\n'
                           f'remote_command = "{server.remote_triage}"\n')
+
+
+class FeedLog:
+    """A RemoteFeed's changes (paths added, changed, removed) and states, and a bounded wait on them."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.changes: list[tuple[list[str], list[str], list[str]]] = []
+        self.states: list[tuple[str, str]] = []
+        self.cond = threading.Condition()
+
+    def on_change(self, added, changed, removed) -> None:
+        with self.cond:
+            self.changes.append(([f.path for f in added], [f.path for f in changed], [f.path for f in removed]))
+            self.cond.notify_all()
+
+    def on_status(self, state: str, detail: str) -> None:
+        with self.cond:
+            self.states.append((state, detail))
+            self.cond.notify_all()
+
+    def wait(self, predicate, timeout: float = 30.0) -> None:
+        with self.cond:
+            assert self.cond.wait_for(predicate, timeout), (self.states[-5:], self.changes[-5:])
+
+    def feed(self, server, root: Path):
+        from console.remote.feed import RemoteFeed
+
+        return RemoteFeed(parse(server.url(root)), ssh=server.ssh_command.split(), remote_command=server.remote_triage,
+                          on_change=self.on_change, on_status=self.on_status, backoff=(0.2,))
+
+
+def triage_env(server, kit, **extra: str) -> dict[str, str]:
+    """This environment, without the operator's own settings: the kit's, and the server's ssh."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
+    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command, **extra})
+    return env
 
 
 def test_remote_root_urls_are_parsed_strictly() -> None:
@@ -130,30 +167,10 @@ def _remote_watchers(root: Path) -> list[int]:
 
 
 def test_a_feed_reconnects_and_reconciles_without_duplicates(host) -> None:
-    import threading
-
-    from console.remote.feed import RemoteFeed
-
     kit, server = host
-    changes, states = [], []
-    cond = threading.Condition()
-
-    def on_change(added, changed, removed):
-        with cond:
-            changes.append(([f.path for f in added], [f.path for f in changed], [f.path for f in removed]))
-            cond.notify_all()
-
-    def on_status(state, detail):
-        with cond:
-            states.append((state, detail))
-            cond.notify_all()
-
-    def wait(predicate, timeout=30.0):
-        with cond:
-            assert cond.wait_for(predicate, timeout), (states[-5:], changes[-5:])
-
-    feed = RemoteFeed(parse(server.url(kit.root)), ssh=server.ssh_command.split(), remote_command=server.remote_triage,
-                      on_change=on_change, on_status=on_status, backoff=(0.2,))
+    log = FeedLog()
+    changes, states, wait = log.changes, log.states, log.wait
+    feed = log.feed(server, kit.root)
     feed.start()
     try:
         wait(lambda: states and states[-1][0] == "live")
@@ -192,8 +209,7 @@ def test_watch_jsonl_merges_local_and_remote_roots_and_says_each_state(host, tmp
     (local / "r-here" / "FAILURE.json").write_text(json.dumps({
         "failure_type": "agent_failed", "retryable": "true", "next_action": "Retry.", "role": "code",
         "exit_code": 1, "stderr_tail": "boom"}))
-    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
-    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command})
+    env = triage_env(server, kit)
     url = server.url(kit.root)
     proc = subprocess.Popen([sys.executable, "-m", "console", "watch", "--jsonl", str(local), url],
                             stdout=subprocess.PIPE, text=True, env=env)
@@ -246,8 +262,7 @@ def test_cancelling_a_remote_resume_cancels_it_on_the_host(host, tmp_path: Path)
     script.parent.mkdir()
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(120)\n")
     _resume_settings(kit, server, script)
-    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
-    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command})
+    env = triage_env(server, kit)
     proc = subprocess.Popen([sys.executable, "-m", "console", "resume", RESUME, "--root", server.url(kit.root)],
                             stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -339,25 +354,10 @@ async def test_the_console_shows_a_remote_root_beside_a_local_one_and_decides_th
 
 
 def test_a_killed_sshd_shows_unreachable_with_ssh_s_words_and_recovers(host) -> None:
-    import threading
-
-    from console.remote.feed import RemoteFeed
-
     kit, server = host
-    states = []
-    cond = threading.Condition()
-
-    def on_status(state, detail):
-        with cond:
-            states.append((state, detail))
-            cond.notify_all()
-
-    def wait(predicate, timeout=30.0):
-        with cond:
-            assert cond.wait_for(predicate, timeout), states[-5:]
-
-    feed = RemoteFeed(parse(server.url(kit.root)), ssh=server.ssh_command.split(), remote_command=server.remote_triage,
-                      on_change=lambda *a: None, on_status=on_status, backoff=(0.2,))
+    log = FeedLog()
+    states, wait = log.states, log.wait
+    feed = log.feed(server, kit.root)
     feed.start()
     try:
         wait(lambda: states and states[-1][0] == "live")
@@ -431,9 +431,7 @@ def test_notify_tells_of_a_new_gate_on_a_remote_root(host, tmp_path: Path) -> No
     kit, server = host
     remote_settings(kit, server)
     receiver = Receiver()
-    env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_CONFIG", "TRIAGE_POLICY")}
-    env.update({"TRIAGE_CONFIG": str(kit.config), "TRIAGE_SSH_COMMAND": server.ssh_command,
-                "TRIAGE_STATE_DIR": str(tmp_path / "notify-state")})
+    env = triage_env(server, kit, TRIAGE_STATE_DIR=str(tmp_path / "notify-state"))
     url = server.url(kit.root)
     proc = subprocess.Popen([sys.executable, "-m", "console", "notify", url, "--to", receiver.url, "--skip-existing"],
                             stderr=subprocess.PIPE, text=True, env=env)
