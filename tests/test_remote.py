@@ -321,8 +321,8 @@ async def test_the_console_shows_a_remote_root_beside_a_local_one_and_decides_th
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: {r.root for r in rows()} == {str(local), url})
         assert remote.states[url][0] == "live"
-        status = str(app._main().query_one("#status").render())
-        assert f"127.0.0.1:{server.port} live" in status
+        # the status line is repainted on the next refresh after the state changes
+        await until(pilot, lambda: f"127.0.0.1:{server.port} live" in str(app._main().query_one("#status").render()))
         target = next(r for r in rows() if r.root == url and r.path == CONFIRM)
         assert app.full(target).path == CONFIRM and app.full(target).root == url
         from console.core import columns
