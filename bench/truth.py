@@ -5,8 +5,13 @@ cited (``owner/repo#N``), labelled with the stage runner's ``failure_type`` by p
 see the rules, and split by source repository into ``dev`` (rules are tuned on it) and ``holdout``
 (never looked at while tuning; it measures how the rules generalise).
 
+Each entry also carries ``second_reader``: the type a second person chose from the event alone (the
+output, the tool, the exit code; no thread, no rules, no first label), whether they were sure,
+and why. How often the two people agree is how far the output itself decides the type: the
+console, which sees only the output, is measured against the first label, and beside that figure.
+
 ``python -m bench.truth`` prints accuracy, per-class precision and recall and the confusion matrix
-for each split (``--misses dev`` lists the dev misses); ``python -m bench --only truth`` adds the
+for each split, the two readers' agreement (``--misses dev`` lists the dev misses); ``python -m bench --only truth`` adds the
 classifier's cost on crafted worst cases beside ``json.loads`` of the same text.
 """
 
@@ -68,6 +73,8 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
                 misses.append({"id": entry["id"], "source": entry["source"], "want": want, "got": got,
                                "rule": result.rule, "matched": result.matched})
         said = Counter(result.failure_type or "not_a_failure" for _e, result in pairs)
+        readers = [(entry, entry["second_reader"]["failure_type"]) for entry, _r in pairs if entry.get("second_reader")]
+        agreed = {entry["id"] for entry, second in readers if second == entry["failure_type"]}
         per_class = {}
         for t in TYPES:
             n = sum(confusion[t].values())
@@ -81,6 +88,16 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "per_class": per_class,
             "confusion": {want: dict(got) for want, got in sorted(confusion.items())},
             "default": sum(1 for _e, result in pairs if result.rule == "default"),
+            "second_reader": {
+                "entries": len(readers),
+                "failure_type": round(len(agreed) / len(readers), 3) if readers else None,
+                "route": round(sum(route_of(second) == route_of(entry["failure_type"]) for entry, second in readers)
+                               / len(readers), 3) if readers else None,
+                # the console on the entries where both people chose the same type
+                "console_where_readers_agree": round(
+                    sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] in agreed)
+                    / len(agreed), 3) if agreed else None,
+            },
             "misses": misses,
         }
     return out
@@ -156,6 +173,12 @@ def markdown(report: dict[str, Any]) -> str:
     for split in ("dev", "holdout", "all"):
         s = report[split]
         out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} |")
+    out += ["", "Two readers, from the event alone (see [How hard the task is](#how-hard-the-task-is)):", "",
+            "| split | second reader agrees: `failure_type` | route | console where both readers agree |", "|---|---|---|---|"]
+    for split in ("dev", "holdout", "all"):
+        r = report[split]["second_reader"]
+        if r["entries"]:
+            out.append(f"| {split} | {r['failure_type']:.1%} | {r['route']:.1%} | {r['console_where_readers_agree']:.1%} |")
     for split in ("holdout", "dev"):
         out += ["", f"Per class, {split}:", "", "| class | n | recall | precision |", "|---|---|---|---|"]
         for t, v in report[split]["per_class"].items():
@@ -196,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         s = report[split]
         print(f"{split:8s} {s['entries']:4d} entries  failure_type {s['failure_type']:.3f}  route {s['route']:.3f}  "
               f"no rule matched {s['default']}")
+    print("\nsecond reader (from the event alone) agrees with the label:")
+    for split in ("dev", "holdout", "all"):
+        r = report[split]["second_reader"]
+        if r["entries"]:
+            print(f"  {split:8s} failure_type {r['failure_type']:.3f}  route {r['route']:.3f}  "
+                  f"console where both agree {r['console_where_readers_agree']:.3f}")
     print("\nholdout per class:          n  recall precision")
     for t, v in report["holdout"]["per_class"].items():
         print(f"  {t:22s} {v['n']:4d}  {v['recall'] if v['recall'] is not None else '-':>6}  {v['precision'] if v['precision'] is not None else '-':>6}")
