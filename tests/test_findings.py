@@ -343,7 +343,7 @@ def test_raw_event_is_classified(tmp_path):
         "tool": "ssh", "exit_code": 255, "stage": "dispatch", "role": "dispatch", "agent": "claude",
         "stderr_tail": "ssh: connect to host mac-mini-03.lan port 22: No route to host"})
     assert (f.format, f.taxonomy, f.class_, f.route, f.retryable) == ("raw", "stage", "remote_unreachable", "retry", True)
-    assert f.rule == "msg.network"
+    assert f.rule == "msg.ssh_connect"
     assert f.fingerprint and HEX64.fullmatch(f.fingerprint)
 
 

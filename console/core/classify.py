@@ -1,10 +1,12 @@
 """Deterministic classification of raw failure events.
 
 A versioned rule table, evaluated top-down, first match wins. Structured signals (a known
-``kind``, an error ``code`` or ``name``, the exit code, the stage) come before message text; a
-missing command is named and judged (the agent or an interpreter, or a project's own tool);
-then the message rules of ``rules.py``, from what decides a failure whatever else the output
-says to the tools' own crashes. No rule matches a bare word such as "error". Every result names
+``kind``, an error ``code`` or ``name``, the exit code, the stage) come before message text,
+except that a scheduler's time limit beats the signal it kills with and exit 126 is read only
+when no message rule explains the output; a missing command is named and judged (the agent, an
+interpreter or a runtime, or any other command); then the message rules of ``rules.py``, from
+what decides a failure whatever else the output says to the tools' own crashes, each answer
+refined by where its line points (a project's own file, an installed package's code, this host). No rule matches a bare word such as "error". Every result names
 the rule that fired and the text it matched, which is the finding's evidence; when nothing
 matches, a small model trained on the corpus's dev split (``fallback.py``) may name a type at a
 low confidence (rule ``model.<type>``), and otherwise the result says so, at a lower one.
@@ -27,11 +29,11 @@ from typing import Any, Iterable, Mapping
 from . import fallback
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .literals import Prefilter, lower_pattern
-from .rules import RULES
+from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.2"
+RULESET_VERSION = "2026.12.3"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -40,13 +42,17 @@ NO_RULE_CONFIDENCE = 0.3
 KNOWN_AGENTS = ("claude", "codex", "kimi", "aider", "gemini", "cursor-agent", "opencode", "goose", "qwen", "copilot",
                 "continue", "cline", "amp", "crush")
 # The agent, and what anything at all needs to run: interpreters and runtimes, their package
-# managers, git and its transports, shells. Missing, they are agent_missing.
+# managers and build tools, git and its transports, shells, the cloud CLIs a step drives.
+# Missing, they are agent_missing.
 REQUIRED = frozenset({
     "node", "nodejs", "python", "python2", "python3", "py", "pip", "pip3", "java", "javac", "ruby", "perl", "php",
     "go", "cargo", "rustc", "rustup", "dotnet", "deno", "bun", "npm", "npx", "yarn", "pnpm", "corepack", "git",
     "git-lfs", "ssh", "scp", "sftp", "rsync", "curl", "wget", "bash", "sh", "zsh", "fish", "pwsh", "powershell",
     "conda", "mamba", "uv", "poetry", "pipx", "gem", "bundle", "composer", "mvn", "gradle", "swift", "dart", "flutter",
-    "remote-https", "remote-http", *KNOWN_AGENTS,
+    "remote-https", "remote-http", "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
+    "ghci", "runhaskell", "cabal", "stack", "sbt", "scala", "kotlin", "kotlinc", "lua", "luajit", "julia", "ocaml",
+    "opam", "dune", "clojure", "lein", "zig", "nim", "crystal", "groovy", "uvx", "pwsh.exe", "cmd", "tclsh", "gawk",
+    "awk", "sed", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", *KNOWN_AGENTS,
 })
 # A project's own tools and the utilities its steps use (installed with its dependencies, in
 # node_modules/.bin or a venv, or on the build host): missing, the setup is not complete: environment.
@@ -58,8 +64,7 @@ PROJECT_TOOLS = frozenset({
     "sphinx-build", "pyinstaller", "gunicorn", "uvicorn", "celery", "django-admin", "rails", "rake", "rspec",
     "rubocop", "phpunit", "artisan", "pod", "fastlane", "node-gyp", "uni", "hexo", "gatsby", "expo", "storybook",
     "jq", "yq", "make", "cmake", "ninja", "meson", "gcc", "g++", "cc", "clang", "ld", "pkg-config", "autoreconf",
-    "docker", "docker-compose", "podman", "kubectl", "helm", "terraform", "tofu", "pulumi", "ansible", "aws", "gcloud",
-    "az", "gh", "glab", "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
+    "docker", "docker-compose", "podman", "kubectl", "helm", "terraform", "tofu", "pulumi", "ansible", "gh", "glab", "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
     "sudo", "systemctl", "unzip", "tar", "zip", "openssl", "gpg", "xcodebuild", "xcrun", "adb", "sdkmanager",
     "protoc", "buf", "wasm-pack", "cargo-watch", "sqlite3", "psql", "mysql", "redis-cli", "mongosh", "ffmpeg",
 })
@@ -73,7 +78,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\
 
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
-    r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:command )?not found\b",  # bash, dash, sh ("sh: 1: x: not found")
+    r"(?:^|[\s:])([^\s:'\"]{1,120}): command not found\b",  # bash
+    # dash, ash, ksh and the shells' builtins: "sh: 1: x: not found", "exec: x: not found" (a bare
+    # "Status: not found" is no shell speaking)
+    r"(?:\b(?:sh|bash|dash|ash|ksh|mksh|exec|hash)|\bline \d+|: \d+): ([^\s:'\"]{1,120}): not found\b",
     r"unknown command:? '?([^\s']{1,120})'?",  # fish
     # bash and zsh in the locales they ship
     r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:befehl nicht gefunden|commande introuvable|orden no encontrada|команда не найдена|"
@@ -100,7 +108,13 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b([\w.+-]{1,60}) command could not be found",
     r"(python) was not found; run without arguments",
     r"gyp err! find (python) ",
+    r"(" + "|".join(re.escape(a) for a in KNOWN_AGENTS) + r")(?: code| cli)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
+    r"unable to locate (" + "|".join(re.escape(a) for a in KNOWN_AGENTS) + r")(?: code| cli)?\b",
     r"\b([\w.+-]{1,60}) not found at: ",
+    r"bad interpreter: ([^:\n]{1,200}): no such file",
+    r"([\w.+-]{1,60}): readcreateprocess: runinteractiveprocess: exec: does not exist",  # Haskell's process library
+    r"([^\s'\"]{1,200}) - не является внутренней или внешней командой",  # cmd.exe, ru
+    r"'([^'\n]{1,200})' は、内部コマンドまたは外部コマンド",  # cmd.exe, ja  # a script's #! names an interpreter that is not there
 ))
 
 _ENV_SHEBANG = next(p for p in _MISSING if p.pattern.startswith("env: "))
@@ -109,6 +123,13 @@ _CMDLET = re.compile(r"[a-z]+-[a-z0-9]+\Z")
 _UNQUOTED_PATH = re.compile(r"[a-z]:\\program\Z")
 _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
 # a file opened, read or entered (not run): "open /x/.git/hooks/pre-commit: no such file", "cd: x: No such file"
+# a Python traceback's frames (innermost last), a Ruby backtrace's first line (where it was
+# raised), and an installed package's code (not the project's)
+_PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
+_RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
+_INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
+_LOCAL = re.compile(LOCALHOST)
+_REFUSED = re.compile(r"refused|errno 111\b")
 _OPENED = re.compile(r"\b(?:open|stat|lstat|read|readlink|chdir|cd|mkdir|copy|cp|mv|rm|scandir|access)\b\W{0,3}['\"]?[\w./~\\-]{0,200}['\"]?:? no such file", re.IGNORECASE)
 
 
@@ -183,6 +204,7 @@ def _rules() -> tuple[Rule, ...]:
 
 MESSAGE_RULES: tuple[Rule, ...] = _rules()
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", NO_RULE_CONFIDENCE)
+_JOB_TIME_LIMIT = next(rule for rule in MESSAGE_RULES if rule.id == "msg.job_time_limit")
 _STAGE_ROWS = {row.name: row for row in STAGE_CLASSES}
 
 KIND_TO_TYPE = {
@@ -211,10 +233,12 @@ NAME_RULES: dict[str, tuple[str, str]] = {
 EXIT_RULES: dict[int, tuple[str, str, str]] = {
     130: ("interrupted", "cancelled", "exit 130: interrupted by SIGINT (Ctrl-C)"),
     143: ("interrupted", "cancelled", "exit 143: terminated by SIGTERM"),
-    126: ("permission", "permission", "exit 126: command found but not executable"),
     137: ("environment", "budget", "exit 137: killed by SIGKILL (usually the OOM killer)"),
     124: ("environment", "timeout", "exit 124: timeout(1) stopped the command"),
 }
+# Read only when no message rule explains the output: a shim or a wrapper exits 126 for its own
+# reasons ("asdf: No version set for command", "bad interpreter"), which its words say better.
+EXIT_126 = ("permission", "permission", "exit 126: command found but not executable")
 
 
 def prepare(message: str) -> str:
@@ -268,9 +292,10 @@ def _result(event: Mapping[str, Any], failure_type: str | None, kind: str | None
 
 def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str, float, str, str] | None:
     """A shell's, a runtime's or an OS's "command not found", in any wording it has:
-    (failure_type, kind, confidence, the command, the line). The agent, an interpreter, a
-    runtime or a system tool missing is agent_missing; a project's own tool, a project script
-    or a word that is no command (a script run by the wrong interpreter) is environment."""
+    (failure_type, kind, confidence, the command, the line). The agent, an interpreter or a
+    runtime (``REQUIRED``) missing is agent_missing; a project's own tool, a project script, any
+    other command (what a dependency or the host's setup provides) or a word that is no command
+    (a script run by the wrong interpreter) is environment."""
     present = MISSING_FILTER.present(lowered)
     for index, pattern in enumerate(_MISSING):
         if index not in present:
@@ -296,8 +321,23 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "agent_missing", "dependency", 0.9, name, line
             if name in PROJECT_TOOLS or "node_modules" in raw or name.endswith((".py", ".sh", ".js", ".rb", ".pl", ".mjs")):
                 return "environment", "dependency", 0.85, name, line
-            return "agent_missing", "dependency", 0.7, name, line
+            return "environment", "dependency", 0.7, name, line
     return None
+
+
+_CODE_RULES = frozenset({"msg.exception", "msg.compile"})
+
+
+def _raised_in_installed_code(lowered: str) -> bool:
+    """A Python traceback whose innermost frame, or a Ruby backtrace whose first line, is an
+    installed package's file: the exception came from a dependency or a tool that does not fit
+    what is installed, not from the project."""
+    last = None
+    for last in _PY_FRAME.finditer(lowered):
+        pass
+    if last is None:
+        last = _RB_RAISED.search(lowered)
+    return last is not None and _INSTALLED.search(last.group(1)) is not None
 
 
 def classify_event(event: Mapping[str, Any]) -> Classification:
@@ -333,14 +373,19 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             return result("agent_missing", "dependency", 0.9, "structured.exit_127", "exit_code=127", evidence)
         return result("environment", "dependency", 0.85, "structured.exit_127_tool", f"exit_code=127 ({found[3]})",
                       [f"exit 127: {found[3]} is missing (not the agent)", found[4]])
+    present = RULE_FILTER.present(lowered)
     if exit_code in EXIT_RULES:
+        # a scheduler's time limit kills with the same signals a person sends: its words decide
+        match = RULE_FILTER.search(_JOB_TIME_LIMIT.slot, lowered, present) if _JOB_TIME_LIMIT.slot in present else None
+        if match:
+            return result(_JOB_TIME_LIMIT.failure_type, _JOB_TIME_LIMIT.kind, _JOB_TIME_LIMIT.confidence, _JOB_TIME_LIMIT.id,
+                          _tail(source[match.start():match.end()], 80), [_line_of(source, match.start(), match.end())])
         ftype, fkind, why = EXIT_RULES[exit_code]
         return result(ftype, fkind, 0.9, f"structured.exit_{exit_code}", f"exit_code={exit_code}", [why])
     if str(event.get("stage") or "").lower() == "readiness":
         return result("unclear_plan", "validation", 0.9, "structured.stage_readiness", "stage=readiness",
                       ["failed in the readiness stage: the plan documents are not enough"])
 
-    present = RULE_FILTER.present(lowered)
     for rule in MESSAGE_RULES:
         if rule.pattern is None:  # MISSING_COMMAND
             found = missing_command(source, lowered, agent)
@@ -356,7 +401,15 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             line = _line_of(source, match.start(), match.end())
             if rule.id == "msg.no_such_file" and ("node_modules" in line or _SCRIPT_PATH.search(line) or _OPENED.search(line)):
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
+            elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
+                    _REFUSED.search(lowered, match.start(), match.end() + 40) and _LOCAL.search(lowered))):
+                ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
+            elif rule.id in _CODE_RULES and _raised_in_installed_code(lowered):
+                ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
+    if exit_code == 126:
+        ftype, fkind, why = EXIT_126
+        return result(ftype, fkind, 0.8, "structured.exit_126", "exit_code=126", [why])
     last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
     guess = fallback.consult(lowered)  # no rule fired: a learned guess, used only above its threshold
     if guess is not None:
