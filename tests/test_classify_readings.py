@@ -121,3 +121,18 @@ def test_a_hanging_go_test_is_the_test_to_fix() -> None:
     assert said(tail)[0] == "test_failed"
     crash = "panic: runtime error: invalid memory address or nil pointer dereference\n\ngoroutine 1 [running]:\nmain.main()"
     assert said(crash)[0] == "agent_failed"
+
+
+def test_a_corrupted_process_aborting_is_a_crash_not_a_stop() -> None:
+    assert said("*** stack smashing detected ***: ./blender terminated\nAborted (core dumped)", 134)[0] == "agent_failed"
+    assert said("Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)", 139)[0] != "interrupted"
+    assert said("Process finished with exit code 130 (interrupted by signal 2: SIGINT)", 1)[0] == "interrupted"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("ValueError: Please install nodejs 5+ and npm before continuing installation.", "agent_missing"),
+    ("virtualenv: error: argument dest: the destination . is not write-able at /opt/app", "permission"),
+    ("twisted.internet.error.DNSLookupError: DNS lookup failed: no results for hostname lookup: example.invalid.", "remote_unreachable"),
+])
+def test_what_the_words_name_decides(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -43,6 +43,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"(?:cannot|can't|unable to) run (?:login|auth\w*|sign[ -]?in) in (?:a )?non-?interactive"),
     # --- a -t / -it flag where no terminal is attached: the invocation, not a prompt ------------
     ("msg.tty_flag", "environment", "tool", 0.8, r"input device is not a tty|cannot enable tty mode"),
+    # --- the C library aborted a corrupted process: its "terminated" is a crash, not a stop ---
+    ("msg.libc_abort", "agent_failed", "unknown", 0.85,
+     r"stack smashing detected|double free or corruption|malloc\(\): corrupted|free\(\): invalid pointer"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
      r"unable to prompt|cannot prompt|can't prompt|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
@@ -62,7 +65,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsigterm\b" + S + r"(?:received|caught)|signal: (?:interrupt|terminated)\b|received signal (?:2|15|sigint|sigterm)\b|"
      r"interrupted by (?:the )?user|process interrupted|^aborted!$|\bcancelling (?:the )?(?:build|job|run)|"
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
-     r"\binterrupt(?:ed|ion)?\b(?! signal handler)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|\bctrl[+-]?c\b|keyboard interrupt|"
+     r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|\bctrl[+-]?c\b|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
      r"immediate exit requested|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
@@ -117,7 +120,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"must be run as (?:root|administrator)|requires? (?:root|elevation|administrator)|run (?:it |this )?as (?:root|administrator)|"
      r"dubious ownership|unsafe repository|pull access denied|may require '?docker login|unauthorized: |error: unauthorized|"
      r"expiredtoken|invalidclienttokenid|authorizationfailed|does not have authorization|insufficient (?:authentication )?scopes?|"
-     r"insufficient_scope|repository not found|missing_scope|not_allowed_token_type|invalid_auth\b|or you do not have access to it|\bsaml\b|sso (?:session|token)" + S + r"(?:expired|required)|"
+     r"insufficient_scope|repository not found|missing_scope|not authori[sz]ed [`'\"]|(?:missing|bad|invalid|wrong) username|not_allowed_token_type|invalid_auth\b|or you do not have access to it|\bsaml\b|sso (?:session|token)" + S + r"(?:expired|required)|"
      r"secret (?:key )?(?:is )?(?:invalid|incorrect)|incorrect password|wrong password|login failed|logon failure|"
      r"\b(?:http|status|error|code|response|returned)\W{0,3}(?:code\W{0,3})?(?:401|403)\b|\b(?:401|403) (?:client error|error|unauthori|forbidden|-)|authenticat\w*[^\n]{0,30}(?:fail|error|required|invalid|denied|rejected|problem)|(?:couldn't|could not|cannot|can't|unable to|failed to) authenticat|\bauth(?:entication|orization)? (?:error|failure|failed|required)\b|gated repo|\bis restricted\b|must (?:have access|be authenticated|be logged|log ?in|sign ?in)|please (?:log|sign) ?in|(?:log|sign) ?in (?:required|first|again)|permissiondenied|requires \w+ access|(?:no|without|lack\w*|not have) (?:write|read|execute)? ?permissions? (?:to|in|for|on)|write permissions?|\bis denied\b|running scripts is disabled|unauthorizedaccess|pssecurityexception|access token (?:is )?(?:required|missing|invalid)|\btoken (?:is )?(?:required|missing|revoked|rejected)|(?:install|add|configure|provide|missing|invalid|your|an?) authtoken|(?:insufficient|not enough|no|more) (?:credits|balance|funds)|credits?\b[^\n]{0,30}(?:exhausted|limit|purchase|remaining)|credential\w*[^\n]{0,30}(?:not found|missing|invalid|rejected|revoked|required|not (?:be )?(?:provided|configured))|\brevoked\b|\bunauthori[sz]ed\b|\bforbidden\b|\bnot allowed to (?:access|push|read|write)|access (?:is )?not (?:allowed|granted|permitted)|(?:invalid|bad|wrong|incorrect|expired) (?:api[ _-]?)?(?:key|token|password|credentials?|secret)|api[ _-]?key[^\n]{0,30}(?:not (?:set|found|provided)|required|missing)|"
      r"(?:insufficient|missing|required|elevated|administrator|admin|root) (?:privileges|permissions|rights|access)|purchased or granted|"
@@ -160,7 +163,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"recursion limit of \d+ reached|"
      r"mcp error -?32000|\bmcp\b[^\n]{0,80}(?:connection closed|client closed|server disconnected|transport closed unexpectedly)|reportabug"),
     ("msg.permission_word", "permission", "permission", 0.7,
-     r"permission denied|operation not permitted|libusb_error_access|bad owner or permissions|required privilege is not held|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
+     r"permission denied|operation not permitted|libusb_error_access|bad owner or permissions|is not writ(?:e-?)?able\b|required privilege is not held|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
      r"keine berechtigung|zugriff verweigert|permission non accordée|accès refusé|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
     # --- the local setup -----------------------------------------------------------------
     ("msg.worker_crash", "environment", "tool", 0.8,
@@ -182,7 +185,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.time_limit", "environment", "timeout", 0.85,
      r"exceeded the maximum execution time|maximum execution time of|too long with no output|job (?:has )?exceeded|"
      r"(?<!connection )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
-     r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|test timed out|exceeded timeout of|lock wait timeout"),
+     r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
      r"docker\.sock" + S + r"(?:no such file|connection refused)|is the server running locally|"
@@ -203,7 +206,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|is (?:python|node|java|ruby) installed"),
+     r"failed to locate (?:python|node|java|ruby)\b|is (?:python|node|java|ruby) installed|"
+     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)\b"),
     ("msg.toolchain", "environment", "dependency", 0.8,
      r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
@@ -212,7 +216,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"pg_config executable not found|no cmake_[\w]+_compiler could be found|"
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
-     r"unknown directive: toolchain|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
+     r"unknown directive: toolchain|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
      r"you must specify a region|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
      r"experimental \w+ feature|is not supported (?:yet|on this)|cannot install in homebrew|"
      r"externally[- ]managed[- ]environment|pep 668|java_home is not set|kubeconfig|no configuration has been provided|"
@@ -288,7 +292,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
      r"could not transfer artifact|transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code)|"
-     r"failed to dial|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|could not connect to the feed|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"failed to dial|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|could not connect to the feed|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
