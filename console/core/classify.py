@@ -6,10 +6,11 @@ except that a scheduler's time limit beats the signal it kills with and exit 126
 when no message rule explains the output; a missing command is named and judged (the agent, an
 interpreter or a runtime, or any other command); then the message rules of ``rules.py``, from
 what decides a failure whatever else the output says to the tools' own crashes, each answer
-refined by where its line points (a project's own file, an installed package's code, this host). No rule matches a bare word such as "error". Every result names
-the rule that fired and the text it matched, which is the finding's evidence; when nothing
-matches, a small model trained on the corpus's dev split (``fallback.py``) may name a type at a
-low confidence (rule ``model.<type>``), and otherwise the result says so, at a lower one.
+refined by where its line points (a project's own file, an installed package's code, this host).
+No rule matches a bare word such as "error". Every result names the rule that fired and the text
+it matched, which is the finding's evidence; when nothing matches, a small model trained on the
+corpus's dev split (``fallback.py``) may name a type at a low confidence (rule
+``model.<type>``), and otherwise the result says so, at a lower one.
 
 One event yields the stage runner's ``failure_type`` / ``retryable`` / ``next_action`` and the
 agent runtime's ``kind`` with the runtime's own ``retryable`` (``unknown`` and ``cancelled``
@@ -64,7 +65,8 @@ PROJECT_TOOLS = frozenset({
     "sphinx-build", "pyinstaller", "gunicorn", "uvicorn", "celery", "django-admin", "rails", "rake", "rspec",
     "rubocop", "phpunit", "artisan", "pod", "fastlane", "node-gyp", "uni", "hexo", "gatsby", "expo", "storybook",
     "jq", "yq", "make", "cmake", "ninja", "meson", "gcc", "g++", "cc", "clang", "ld", "pkg-config", "autoreconf",
-    "docker", "docker-compose", "podman", "kubectl", "helm", "terraform", "tofu", "pulumi", "ansible", "gh", "glab", "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
+    "docker", "docker-compose", "podman", "kubectl", "helm", "terraform", "tofu", "pulumi", "ansible", "gh", "glab",
+    "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
     "sudo", "systemctl", "unzip", "tar", "zip", "openssl", "gpg", "xcodebuild", "xcrun", "adb", "sdkmanager",
     "protoc", "buf", "wasm-pack", "cargo-watch", "sqlite3", "psql", "mysql", "redis-cli", "mongosh", "ffmpeg",
 })
@@ -76,6 +78,7 @@ _NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return
                            "done", "$'\\r'", "'\\r'", "\\r", "{", "}", "(", ")", "end", "print", "var", "const", "let"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
 
+_AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
     r"(?:^|[\s:])([^\s:'\"]{1,120}): command not found\b",  # bash
@@ -108,13 +111,13 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b([\w.+-]{1,60}) command could not be found",
     r"(python) was not found; run without arguments",
     r"gyp err! find (python) ",
-    r"(" + "|".join(re.escape(a) for a in KNOWN_AGENTS) + r")(?: code| cli)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
-    r"unable to locate (" + "|".join(re.escape(a) for a in KNOWN_AGENTS) + r")(?: code| cli)?\b",
+    r"(" + _AGENTS + r")(?: code| cli)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
+    r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\b([\w.+-]{1,60}) not found at: ",
-    r"bad interpreter: ([^:\n]{1,200}): no such file",
+    r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there
     r"([\w.+-]{1,60}): readcreateprocess: runinteractiveprocess: exec: does not exist",  # Haskell's process library
     r"([^\s'\"]{1,200}) - не является внутренней или внешней командой",  # cmd.exe, ru
-    r"'([^'\n]{1,200})' は、内部コマンドまたは外部コマンド",  # cmd.exe, ja  # a script's #! names an interpreter that is not there
+    r"'([^'\n]{1,200})' は、内部コマンドまたは外部コマンド",  # cmd.exe, ja
 ))
 
 _ENV_SHEBANG = next(p for p in _MISSING if p.pattern.startswith("env: "))
@@ -122,14 +125,15 @@ _POWERSHELL = tuple(p for p in _MISSING if "cmdlet" in p.pattern or "objectnotfo
 _CMDLET = re.compile(r"[a-z]+-[a-z0-9]+\Z")
 _UNQUOTED_PATH = re.compile(r"[a-z]:\\program\Z")
 _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
-# a file opened, read or entered (not run): "open /x/.git/hooks/pre-commit: no such file", "cd: x: No such file"
 # a Python traceback's frames (innermost last), a Ruby backtrace's first line (where it was
 # raised), and an installed package's code (not the project's)
 _PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
 _RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
 _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
+# this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
 _REFUSED = re.compile(r"refused|errno 111\b")
+# a file opened, read or entered (not run): "open /x/.git/hooks/pre-commit: no such file", "cd: x: No such file"
 _OPENED = re.compile(r"\b(?:open|stat|lstat|read|readlink|chdir|cd|mkdir|copy|cp|mv|rm|scandir|access)\b\W{0,3}['\"]?[\w./~\\-]{0,200}['\"]?:? no such file", re.IGNORECASE)
 
 
