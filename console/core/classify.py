@@ -53,7 +53,7 @@ REQUIRED = frozenset({
     "remote-https", "remote-http", "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
     "ghci", "runhaskell", "cabal", "stack", "sbt", "scala", "kotlin", "kotlinc", "lua", "luajit", "julia", "ocaml",
     "opam", "dune", "clojure", "lein", "zig", "nim", "crystal", "groovy", "uvx", "pwsh.exe", "cmd", "tclsh", "gawk",
-    "awk", "sed", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", *KNOWN_AGENTS,
+    "awk", "sed", "matlab", "octave", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", *KNOWN_AGENTS,
 })
 # A project's own tools and the utilities its steps use (installed with its dependencies, in
 # node_modules/.bin or a venv, or on the build host): missing, the setup is not complete: environment.
@@ -105,6 +105,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"syscall: 'spawn ([^'\s]{1,120})'",
     r"cannot run program \"([^\"\n]{1,200})\"",
     r"executable '([^'\n]{1,200})' not found",
+    r"'([^'\n]{1,200})' executable not found",
     r"cannot run ([\w.+-]{1,120}): no such file or directory",
     r"git: '([\w-]{1,60})' is not a git command",
     r"no '([\w.+-]{1,60})' command could be found",

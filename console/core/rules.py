@@ -324,7 +324,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
      r"cannot resolve (?:symbol|'file')|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
      r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx)[:(]\d+[:,]\d+\)?: error|"
-     r"unresolved reference|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
+     r"unresolved reference|could not find function \"|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
      r"cannot use \S+ \(|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
     ("msg.lint", "test_failed", "validation", 0.8,
