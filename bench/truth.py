@@ -239,4 +239,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the reader (head, less) closed the pipe: nothing more to say
+        sys.stderr.close()
+        sys.exit(0)
