@@ -136,3 +136,21 @@ def test_a_corrupted_process_aborting_is_a_crash_not_a_stop() -> None:
 ])
 def test_what_the_words_name_decides(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+def test_the_loaders_127_is_a_missing_library_not_a_missing_command() -> None:
+    tail = "zypper: error while loading shared libraries: librpm.so.9: cannot open shared object file: No such file or directory"
+    assert said(tail, 127) == ("environment", "structured.exit_127_library")
+    assert said("bash: node: command not found", 127)[0] == "agent_missing"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("toomanyrequests: You have reached your unauthenticated pull rate limit. https://www.docker.com/increase-rate-limit",
+     "remote_unreachable"),
+    ("System has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down",
+     "environment"),
+    ('"scripts/crontab":56: bad command\nerrors in crontab file, can\'t install.', "test_failed"),
+    ("2:57PM INF scan completed in 1.58s\n2:57PM WRN leaks found: 36", "test_failed"),
+])
+def test_what_a_service_or_a_gate_says_decides(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

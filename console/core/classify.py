@@ -131,6 +131,7 @@ _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
 _PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
 _RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
 _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
+_SHARED_LIBRARY = re.compile(r"error while loading shared libraries|cannot open shared object file")
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
 _REFUSED = re.compile(r"refused|errno 111\b")
@@ -371,6 +372,10 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     lowered = text.lower()
     source = text if len(lowered) == len(text) else lowered  # positions line up for evidence
     agent = str(event.get("agent") or "").lower()
+    if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
+        m = _SHARED_LIBRARY.search(lowered)
+        return result("environment", "dependency", 0.85, "structured.exit_127_library", _tail(source[m.start():m.end()], 80),
+                      ["exit 127: the command is there; a shared library it needs is not", _line_of(source, m.start(), m.end())])
     if exit_code == 127:
         found = missing_command(source, lowered, agent)
         if found is None or found[0] == "agent_missing":

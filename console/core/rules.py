@@ -95,7 +95,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"ssh: could not resolve hostname"),
     # --- a rate limit answered with 403: wait, then try again ---------------------------------
     ("msg.rate_limit", "remote_unreachable", "tool", 0.85,
-     r"secondary rate limit|api rate limit exceeded|rate limit exceeded for"),
+     r"secondary rate limit|api rate limit exceeded|rate limit exceeded for|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
      r"permission denied \((?:publickey|password|keyboard)|permission denied, please try again|authentication failed for|"
@@ -132,7 +132,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|application in production|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|cannot prompt|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
@@ -195,10 +195,10 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"failed to start " + S + r"(?:service|daemon|container engine)|inactive \(dead\)|code=exited, status=\d|"
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
-     r"error while fetching server api version|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
+     r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|through socket '|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"index\.lock|could not get lock|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
+     r"index\.lock|could not get lock|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
      r"migrations? (?:not applied|have not been applied|are pending|pending)|resolved migration not applied|"
@@ -216,7 +216,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"pg_config executable not found|no cmake_[\w]+_compiler could be found|"
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
-     r"unknown directive: toolchain|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
+     r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
      r"you must specify a region|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
      r"experimental \w+ feature|is not supported (?:yet|on this)|cannot install in homebrew|"
      r"externally[- ]managed[- ]environment|pep 668|java_home is not set|kubeconfig|no configuration has been provided|"
@@ -258,7 +258,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not installed|is not installed|gem::missingspecerror|could not find gem|bundler could not find|run `bundle install`|"
      r"npm err! (?:code )?e404|\be404\b|404 not found" + S + r"(?:registry|npm|package|pypi)|"
      r"module (?:was )?(?:compiled against a different node\.js version|did not self-register)|node_module_version|"
-     r"could not find artifact|dependency resolution failed|plan construction failed|\bnu1101\b|unable to find package|reportmissingimports|reportmissingmodulesource|missing prebuilt package|dependencies could not be resolved|"
+     r"could not find artifact|dependency resolution failed|unable to select packages|plan construction failed|\bnu1101\b|unable to find package|reportmissingimports|reportmissingmodulesource|missing prebuilt package|dependencies could not be resolved|"
      r"no versions? of \S+ match|none of the providers can be installed|no results matching|\bunbound module\b|(?:package|module|library|crate|gem|dependency) \S+ (?:is )?(?:missing|not available)|"
      r"\b(?:status code|http|error|code)\W{0,3}404\b|404 client error|\b404 not found\b"),
     # --- the network and remote services -------------------------------------------------
@@ -303,7 +303,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"an argument named \"" + S + r"\" is not expected|unsupported argument|missing required argument|invalid value for|"
      r"json(?:decode)?error|invalid json|unexpected (?:end of|character)|failed to parse|"
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
-     r"invalid data found|no matches for kind|no such column|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
+     r"invalid data found|no matches for kind|no such column|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
@@ -330,7 +330,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.lint", "test_failed", "validation", 0.8,
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
      r"would reformat|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
-     r"potentially fixable with the `--fix`|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
+     r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
      r"code style issues found|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
      r"\b(?:typeerror|nameerror|attributeerror|keyerror|indexerror|valueerror|zerodivisionerror|unboundlocalerror|"
