@@ -154,3 +154,8 @@ def test_the_loaders_127_is_a_missing_library_not_a_missing_command() -> None:
 ])
 def test_what_a_service_or_a_gate_says_decides(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+def test_a_runtime_to_install_is_not_its_headers_package() -> None:
+    assert said("Please install python.")[0] == "agent_missing"
+    assert said("error: please install python-dev headers first")[0] != "agent_missing"

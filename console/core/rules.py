@@ -207,7 +207,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
      r"failed to locate (?:python|node|java|ruby)\b|is (?:python|node|java|ruby) installed|"
-     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)\b"),
+     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     ("msg.toolchain", "environment", "dependency", 0.8,
      r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
