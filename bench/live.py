@@ -32,20 +32,19 @@ from console.core.index import FindingIndex
 from console.watch import DEBOUNCE_MS, RECONCILE_S, STEP_MS, RunMonitor, reconcile
 
 from . import gen
-from .util import cpu_seconds, latency_summary, progress, r, ratio
+from .util import Sightings, cpu_seconds, latency_summary, progress, r, ratio
 
 WATCH_TIMEOUT_MS = max(1, int(min(RECONCILE_S, 5.0) * 1000))  # what the monitor passes to watch()
 
 
 # --- consumers ------------------------------------------------------------------------
 
-class Tracker:
+class Tracker(Sightings):
     """Paths we wait for, and when a consumer reported each."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        super().__init__()
         self.pending: dict[str, str | None] = {}
-        self.seen: dict[str, float] = {}
         self.batches = 0
 
     def expect(self, path: str, sha: str | None) -> None:
@@ -73,16 +72,6 @@ class Tracker:
                     hit = True
             if hit:
                 self._cond.notify_all()
-
-    def wait(self, path: str, timeout: float) -> float | None:
-        end = time.monotonic() + timeout
-        with self._cond:
-            while path not in self.seen:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cond.wait(left)
-            return self.seen[path]
 
     def wait_all(self, paths: list[str], timeout: float) -> bool:
         end = time.monotonic() + timeout

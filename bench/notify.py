@@ -33,7 +33,7 @@ from console.core.index import FindingIndex
 
 from . import gen
 from .live import Monitored, Tracker, sha
-from .util import latency_summary, progress, r, ratio
+from .util import Sightings, latency_summary, progress, r, ratio
 
 GOAL_P95_S = 1.0
 TIMEOUT_S = 5.0  # the longest one gate is waited for (a miss is counted, not waited out)
@@ -41,12 +41,11 @@ PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FILE = re.compile(r"^file:\s+(.+)$", re.M)
 
 
-class Webhook:
+class Webhook(Sightings):
     """The notifications' receiver: when each message arrived, by the file it names."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.seen: dict[str, float] = {}
+        super().__init__()
         self.messages = 0
         outer = self
 
@@ -77,16 +76,6 @@ class Webhook:
             if found:
                 self.seen.setdefault(found.group(1).strip(), t)
                 self._cond.notify_all()
-
-    def wait(self, path: str, timeout: float) -> float | None:
-        end = time.monotonic() + timeout
-        with self._cond:
-            while path not in self.seen:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cond.wait(left)
-            return self.seen[path]
 
     def close(self) -> None:
         self.server.shutdown()

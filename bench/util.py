@@ -7,10 +7,30 @@ import os
 import resource
 import statistics
 import sys
+import threading
 import time
 from typing import Any, Callable
 
 _T0 = time.perf_counter()
+
+
+class Sightings:
+    """When each awaited path was reported (CLOCK_MONOTONIC), and waiting on that under one condition."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.seen: dict[str, float] = {}
+
+    def wait(self, path: str, timeout: float) -> float | None:
+        """When ``path`` was reported, waiting up to ``timeout`` s; ``None`` if it was not."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while path not in self.seen:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+            return self.seen[path]
 
 
 def progress(msg: str) -> None:
