@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
+
+from .statefile import replace_private
 
 ANCHORS = "anchors"
 KEEP = 1000
@@ -47,14 +48,7 @@ def record(root: str, seq: int, entry_hash: str) -> bool:
     data = json.dumps({"root": real_root, "entries": entries}).encode()
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.{secrets.token_hex(8)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        replace_private(path, data)
         return True
     except OSError:
         return False

@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from ..core.anchor import state_home
+from ..core.statefile import replace_private
 
 SCHEMA = "triage-notify-state/v1"
 DIR = "notify"
@@ -230,27 +230,10 @@ def _write(f: _Root) -> str | None:
     """The file rewritten atomically: a new file, fsynced, renamed over the old one, the directory fsynced."""
     data = json.dumps({"schema": SCHEMA, "root": _real(f.root), "gates": f.gates},
                       separators=(",", ":"), sort_keys=True).encode()
-    directory = os.path.dirname(f.path)
-    tmp = os.path.join(directory, f".{os.path.basename(f.path)}.{secrets.token_hex(6)}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, f.path)
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        replace_private(f.path, data)
         return None
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return f"cannot save the notification state {f.path}: {exc.strerror or exc}"
 
 
