@@ -7,7 +7,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 import click
 
@@ -274,11 +274,23 @@ def console_signing(roots: list[str], config_file: str | None = None, policy_fil
 
 
 
-def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **extra: Any) -> None:
+def _fail(message: str, code: int = EXIT_BAD_INPUT, *, as_json: bool = False, **extra: Any) -> NoReturn:
     if as_json:
         click.echo(_dump(stamp("error", {"error": message, **extra})))
     _say(f"triage: {safe(message, max_len=600)}", err=True)
     sys.exit(code)
+
+
+def resume_choice(finding: Any, *, as_json: bool = False) -> str:
+    """What resuming this finding means: ``resume`` an interrupted role, ``retry`` a retryable
+    failure; anything else is refused (exit 2)."""
+    from ..core import decisions  # (not at import: most commands never resume)
+
+    if finding.gate == "resume":
+        return "resume"
+    if decisions.gate_of(finding, "retry") == "retry":
+        return "retry"
+    _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
 
 
 def _find(ref: str, roots: tuple[str, ...], config_file: str | None = None,

@@ -13,7 +13,7 @@ from ..core.safety import safe
 from . import main
 from .common import (CONFIG, EXIT_ALREADY_DECIDED, EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, _check_roots, _decision_options,
                      _dump, _fail, _find, _key_outside, _load_config, _roots, _say, _settings, _signer_keys,
-                     one_remote_root, remote_refusals, stamp)
+                     one_remote_root, remote_refusals, resume_choice, stamp)
 
 def _choices_epilog() -> str:
     from ..core.decisions.payload import CHOICES, COMMENT_REQUIRED
@@ -183,12 +183,8 @@ def resume_cmd(ref: str, comment: str | None, roots: tuple[str, ...], key: str |
         payload = before.payload or {}
         decision_path = str(Path(finding.root) / decisions.paths_for(finding.path)[0])
         operator = payload.get("operator")
-    elif finding.gate == "resume":
-        choice = "resume"
-    elif decisions.gate_of(finding, "retry") == "retry":
-        choice = "retry"
     else:
-        _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
+        choice = resume_choice(finding, as_json=as_json)
     try:
         if signed_only:
             raise _AlreadySigned

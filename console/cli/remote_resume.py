@@ -15,7 +15,8 @@ import threading
 
 from ..core import decisions, signing
 from ..core.safety import safe
-from .common import EXIT_ALREADY_DECIDED, _fail, _key_outside, _say, _signer_keys, one_remote_root, remote_refusals
+from .common import (EXIT_ALREADY_DECIDED, _fail, _key_outside, _say, _signer_keys, one_remote_root, remote_refusals,
+                     resume_choice)
 
 
 def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key: str | None, operator: str | None,
@@ -31,12 +32,7 @@ def resume_remote(ref: str, roots: tuple[str, ...], *, comment: str | None, key:
         _fail(str(exc), exc.code, as_json=as_json)
     if finding is None:
         _fail(f"no finding {ref} under {root.url}", as_json=as_json)
-    if finding.gate == "resume":
-        choice = "resume"
-    elif decisions.gate_of(finding, "retry") == "retry":
-        choice = "retry"
-    else:
-        _fail(f"{finding.path} is neither an interrupted role nor a retryable failure", as_json=as_json)
+    choice = resume_choice(finding, as_json=as_json)
 
     def signer_for(_finding):
         return signing.resolve(_key_outside(key, [], as_json) or settings.signing_key, interactive=sys.stdin.isatty(),
