@@ -228,9 +228,13 @@ def test_watch_jsonl_merges_local_and_remote_roots_and_says_each_state(host, tmp
         assert proc.wait(30) == 0
 
 
-def _resume_settings(kit, server, script: Path) -> None:
+def _resume_settings(kit, server, tmp_path: Path, script_body: str) -> None:
     """The operator's settings (here, and on the host: one file plays both) name both roots: the
-    ssh:// one with its host's triage, the host's own path with its resume command."""
+    ssh:// one with its host's triage, the host's own path with its resume command (a Python
+    script made of ``script_body``)."""
+    script = tmp_path / "bin" / "resume.py"
+    script.parent.mkdir()
+    script.write_text(script_body)
     url = server.url(kit.root)
     kit.config.write_text(kit.config.read_text() + f'\n[[roots]]\npath = "{url}"\nremote_command = "{server.remote_triage}"\n'
                           f'\n[[roots]]\npath = "{kit.root}"\nresume_command = ["{sys.executable}", "{script}", "{{run_dir}}", "{{role}}"]\n')
@@ -240,10 +244,8 @@ def test_a_resume_is_signed_here_and_runs_on_the_runs_host(host, tmp_path: Path)
     from decision_kit import RESUME
 
     kit, server = host
-    script = tmp_path / "bin" / "resume.py"
-    script.parent.mkdir()
-    script.write_text("import sys\nprint('resuming', sys.argv[2], 'in', sys.argv[1].rsplit('/', 1)[-1], flush=True)\n")
-    _resume_settings(kit, server, script)
+    _resume_settings(kit, server, tmp_path,
+                     "import sys\nprint('resuming', sys.argv[2], 'in', sys.argv[1].rsplit('/', 1)[-1], flush=True)\n")
     out = triage(server, kit, "resume", RESUME, "--root", server.url(kit.root))
     assert out.returncode == 0, out.stderr
     run = RESUME.split("/")[0]
@@ -258,10 +260,7 @@ def test_cancelling_a_remote_resume_cancels_it_on_the_host(host, tmp_path: Path)
     from decision_kit import RESUME
 
     kit, server = host
-    script = tmp_path / "bin" / "resume.py"
-    script.parent.mkdir()
-    script.write_text("import time\nprint('started', flush=True)\ntime.sleep(120)\n")
-    _resume_settings(kit, server, script)
+    _resume_settings(kit, server, tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(120)\n")
     env = triage_env(server, kit)
     proc = subprocess.Popen([sys.executable, "-m", "console", "resume", RESUME, "--root", server.url(kit.root)],
                             stdout=subprocess.PIPE, text=True, env=env)
@@ -463,10 +462,7 @@ async def test_the_console_resumes_a_remote_role_on_its_host_in_the_resume_pane(
     from decision_kit import RESUME
 
     kit, server = host
-    script = tmp_path / "bin" / "resume.py"
-    script.parent.mkdir()
-    script.write_text("import sys\nprint('resumed', sys.argv[2], 'on the host', flush=True)\n")
-    _resume_settings(kit, server, script)
+    _resume_settings(kit, server, tmp_path, "import sys\nprint('resumed', sys.argv[2], 'on the host', flush=True)\n")
     url = server.url(kit.root)
     settings = load_settings(kit.config)
     how = Signing(operator="alice@example.com", key=str(kit.key("alice")), policy=load_policy(settings.policy),
