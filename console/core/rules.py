@@ -109,7 +109,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"you don't seem to be an owner|you do not have permission|do(?:es)? not have (?:the )?(?:required )?permission|"
      r"not authori[sz]ed to|unauthori[sz]ed operation|must be logged in|\bnot logged in\b|login required|"
      r"(?:token|credentials?|session)" + S + r"(?:has |have )?expired|expired (?:token|credentials|session)|"
-     r"reauthenticat|gcloud auth login|aws sso login|could not read username|terminal prompts disabled|"
+     r"gcloud auth login|aws sso login|could not read username|"
      r"support for password authentication was removed|unable to authenticate|authentication token seems to be invalid|"
      r"personal access token is not set|\btoken (?:is )?(?:not valid|invalid|expired)\b|no \w+ token (?:specified|provided|found|set)\b|set an auth method|token is not set|egitnopermission|resource not accessible by integration|"
      r"is forbidden: user|accessdenied|\baccess denied\b|unauthorizedoperation|\bpermission_denied\b|"
@@ -134,7 +134,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
      r"only 'yes' will be accepted|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
-     r"eoferror: eof when reading a line|no_tty|cannot prompt|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
+     r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
      r"accept the (?:sdk )?licen[cs]e|licen[cs]e agreements?" + S + r"(?:not (?:been )?accepted|accept)|"
      r"requires? (?:explicit |manual )?(?:confirmation|approval)|awaiting (?:manual )?approval|"
@@ -144,7 +144,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"are you sure you want to continue connecting|host key verification failed|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
      r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|not inside a trusted|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
-     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\[y/n\]|\(yn\)|\[yn\]|"
+     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\(yn\)|\[yn\]|"
      r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
     # --- a command is missing: classify.missing_command names it and judges it ------------
     ("msg.command_not_found", "", "", 0.0, ""),
@@ -183,7 +183,6 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"exceeded the maximum execution time|maximum execution time of|too long with no output|job (?:has )?exceeded|"
      r"(?<!connection )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
@@ -237,7 +236,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
      r"(?:internal server error|bad gateway|service unavailable|gateway time-?out)" + S + r"\b50[0234]\b|"
      r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|"
-     r"\b429\b|too many requests|toomanyrequests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
+     r"\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
      r"server unavailable\b|service (?:is )?(?:temporarily )?unavailable\b|not enough (?:compute )?capacity|insufficient capacity|"
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
@@ -286,13 +285,10 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"request timed out|read timeout|timeout while (?:connecting|reading)|context deadline exceeded|"
      r"sockettimeoutexception|unknownhostexception|connectexception|nohttpresponseexception|sslhandshakeexception|"
      r"\berror code:? 52[0-4]\b|cloudflare|"
-     r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
-     r"(?:internal server error|bad gateway|service unavailable|gateway time-?out)" + S + r"\b50[0234]\b|"
-     r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|\b(?:502|503|504)\b" + S + r"(?:from|error)|"
-     r"\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
+     r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
-     r"could not transfer artifact|transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code)|"
-     r"failed to dial|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|could not connect to the feed|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code)|"
+     r"failed to dial|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
@@ -356,7 +352,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cannot find|could not find|could not be found|unable to (?:find|locate|load)|failed to load|not found"),
     # --- the tool itself crashed ---------------------------------------------------------
     ("msg.tool_crash", "agent_failed", "unknown", 0.7,
-     r"please report (?:this|it) (?:error|bug|as a|to)|\bbug report\b|uncaught error in|^panic: |goroutine \d+ \[running\]|thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
+     r"please report (?:this|it) (?:error|bug|as a|to)|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
      r"access violation|unhandled (?:exception|rejection)|an unexpected error (?:has )?occurred|unexpected end of (?:json|input)|"
      r""
      r"fatal (?:python )?error|traceback \(most recent call last\)|invalid_request_error|request too large|"
