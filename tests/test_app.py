@@ -406,12 +406,19 @@ async def test_the_status_bar_says_starting_until_the_watch_is_live(tmp_path) ->
 
     root = tmp_path / "runs"
     shutil.copytree(sample_runs_dir(), root, ignore=shutil.ignore_patterns(".tools"))
-    app = TriageApp([str(root)], monitor=True, clock=lambda: FROZEN)
     modes: list[str] = []
+
+    class Recorded(TriageApp):
+        """Every mode the app takes, as it is set (sampling could miss a short "starting")."""
+
+        def __setattr__(self, name: str, value) -> None:
+            if name == "watch_mode" and (not modes or modes[-1] != value):
+                modes.append(value)
+            super().__setattr__(name, value)
+
+    app = Recorded([str(root)], monitor=True, clock=lambda: FROZEN)
     async with app.run_test(size=(120, 36)) as pilot:
         for _ in range(500):
-            if not modes or modes[-1] != app.watch_mode:
-                modes.append(app.watch_mode)
             if app.watch_mode == "live":
                 break
             await pilot.pause(0.01)
