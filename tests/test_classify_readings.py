@@ -159,3 +159,87 @@ def test_what_a_service_or_a_gate_says_decides(tail: str, want: str) -> None:
 def test_a_runtime_to_install_is_not_its_headers_package() -> None:
     assert said("Please install python.")[0] == "agent_missing"
     assert said("error: please install python-dev headers first")[0] != "agent_missing"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("npm ERR! missing script: build", "unclear_plan"),
+    ("No tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0", "unclear_plan"),
+    ("collected 0 items\n\n==== no tests ran in 0.01s ====\nERROR: file or directory not found: tests/", "unclear_plan"),
+    ("error: could not find `Cargo.toml` in `/home/ci` or any parent directory", "unclear_plan"),
+    ("error: src refspec main does not match any\nerror: failed to push some refs to 'origin'", "unclear_plan"),
+    ("Error: unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '.'", "unclear_plan"),
+])
+def test_a_step_that_names_what_is_not_there_is_replanned(tail: str, want: str) -> None:
+    assert said(tail) == (want, "msg.no_target")
+
+
+def test_the_resolver_blaming_the_projects_own_requirements_is_a_manifest_to_fix() -> None:
+    uv = ("  × No solution found when resolving dependencies:\n  ╰─▶ Because you require requests==2.32.3 and "
+          "requests==2.26.0, we can conclude that your requirements are unsatisfiable.")
+    assert said(uv) == ("test_failed", "msg.manifest_conflict")
+    assert said("** (Mix) Hex dependency resolution failed, change the version requirements of your dependencies "
+                "or unlock them (by using mix deps.update or mix deps.unlock).")[0] == "test_failed"
+    # a solver that finds nothing for this host's versions is still the setup
+    assert said("Sorry, no solution found: there seems to be a problem with your request.\nNo solution found, exiting",
+                20)[0] == "environment"
+    assert said("UnsatisfiableError: The following specifications were found to be incompatible with your system")[0] == "environment"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("ImportError: cannot import name 'helper' from 'app.utils' (/app/app/utils.py)", "test_failed"),
+    ("ImportError: cannot import name 'BaseTest' from 'tests' (unknown location)", "test_failed"),
+    ("ImportError: cannot import name 'Config' from partially initialized module 'app.config' "
+     "(most likely due to a circular import) (/app/app/config.py)", "test_failed"),
+    ("ImportError: cannot import name 'soft_unicode' from 'markupsafe' "
+     "(/venv/lib/python3.11/site-packages/markupsafe/__init__.py)", "environment"),
+    ("ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.10/collections/__init__.py)",
+     "environment"),
+])
+def test_a_name_missing_from_the_projects_own_module_is_the_code(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("Process finished with exit code -1073741819 (0xC0000005)", "agent_failed"),  # access violation
+    ("error: process didn't exit successfully: `target\\debug\\app.exe` (exit code: 0xc00000fd, STATUS_STACK_OVERFLOW)",
+     "agent_failed"),
+    ("Error during build: exit status -1073741515", "environment"),  # a DLL the program needs is not there
+    ("The application was unable to start correctly (0xc000007b).", "environment"),
+])
+def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    # the kind each wording names, whichever tool printed it
+    ("  Enter a value: \n\nError: error asking for approval: interrupted", "confirmation_required"),
+    ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', "environment"),
+    ("java.lang.OutOfMemoryError: GC overhead limit exceeded", "environment"),
+    ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+     "'NewConnectionError(\"Failed to establish a new connection\")': /simple/requests/\n"
+     "ERROR: No matching distribution found for requests", "remote_unreachable"),
+    ("gh: To use GitHub CLI in a GitHub Actions workflow, set the GH_TOKEN environment variable.", "permission"),
+    ("error: no token found, please run `cargo login`\nor use environment variable CARGO_REGISTRY_TOKEN", "permission"),
+    ("Error: No existing credentials found. Please run `vercel login` or pass \"--token\"", "permission"),
+    ("Warning: Invalid copilot token: missing token: 403\nError: Failed to get copilot token", "permission"),
+    ("googleapi: Error 403: User Rate Limit Exceeded, userRateLimitExceeded", "remote_unreachable"),
+    ("Error: Cannot find module './routes/user'\nRequire stack:\n- /app/server.js", "test_failed"),
+    ("Error: Cannot find module 'express'\nRequire stack:\n- /app/server.js", "environment"),
+    ("ImportError: attempted relative import with no known parent package", "test_failed"),
+    ("ok 1 parses\nnot ok 2 renders the footer\n# (in test file test.bats, line 36)", "test_failed"),
+    ("./deploy.sh: line 12: RELEASE_TAG: unbound variable", "test_failed"),
+    ("svn: E155004: Working copy '/src/app' locked.\nsvn: E155004: run 'svn cleanup' to remove locks", "environment"),
+    ("Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress", "environment"),
+    ("svn: E200015: Caught signal", "interrupted"),
+    ("Could not open a connection to your authentication agent.", "environment"),
+    ("fatal: not a git repository (or any of the parent directories): .git", "environment"),
+    ("Encountered 1 file(s) that should have been pointers, but weren't:\n\tassets/big.bin", "environment"),
+    ("error: could not apply 1a2b3c4... fix parser\nhint: Resolve all conflicts manually, mark them as resolved",
+     "dirty_worktree"),
+    ("Error: Claude Code process exited with code 1", "agent_failed"),
+    ("Error: Claude Code exceeded the maximum output token limit", "agent_failed"),
+    ("bash: kubectl: command not found", "agent_missing"),  # the CLI a deploy step drives
+    ("git: 'lfs' is not a git command. See 'git --help'.", "agent_missing"),
+])
+def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

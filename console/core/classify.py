@@ -53,7 +53,8 @@ REQUIRED = frozenset({
     "remote-https", "remote-http", "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
     "ghci", "runhaskell", "cabal", "stack", "sbt", "scala", "kotlin", "kotlinc", "lua", "luajit", "julia", "ocaml",
     "opam", "dune", "clojure", "lein", "zig", "nim", "crystal", "groovy", "uvx", "pwsh.exe", "cmd", "tclsh", "gawk",
-    "awk", "sed", "matlab", "octave", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", *KNOWN_AGENTS,
+    "awk", "sed", "matlab", "octave", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", "kubectl", "helm",
+    "terraform", "tofu", "docker", "podman", "gh", "glab", "lfs", "sdkmanager", "platformio", "pio", *KNOWN_AGENTS,
 })
 # A project's own tools and the utilities its steps use (installed with its dependencies, in
 # node_modules/.bin or a venv, or on the build host): missing, the setup is not complete: environment.
@@ -131,6 +132,11 @@ _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
 _PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
 _RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
 _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
+# a name the project's own module does not have (a circular import, or a module outside any
+# installed package): the code to fix, not a dependency to install
+_OWN_IMPORT = re.compile(r"cannot import name [^\n]{0,200}(?:\(unknown location\)|circular import|from partially initialized)|"
+                         r"cannot import name '[^'\n]{1,100}' from '[^'\n]{1,200}' \(([^)\n]{1,300})\)")
+_STDLIB = re.compile(r"[/\\]lib[/\\]python\d|[/\\]lib[/\\]|frameworks[/\\]python")
 _SHARED_LIBRARY = re.compile(r"error while loading shared libraries|cannot open shared object file")
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
@@ -346,6 +352,17 @@ def _raised_in_installed_code(lowered: str) -> bool:
     return last is not None and _INSTALLED.search(last.group(1)) is not None
 
 
+def _own_import(line: str) -> bool:
+    """Python's "cannot import name" about the project's own module: one that is part-way
+    through importing (a circular import), a namespace with no file, or a file outside any
+    installed package and the standard library."""
+    m = _OWN_IMPORT.search(line)
+    if m is None:
+        return False
+    path = m.group(1)
+    return path is None or not (_INSTALLED.search(path) or _STDLIB.search(path))
+
+
 def classify_event(event: Mapping[str, Any]) -> Classification:
     """Classify one raw failure event (a mapping with at least exit_code and stderr_tail)."""
     message = str(event.get("stderr_tail") or event.get("message") or "")[-MAX_MESSAGE:]
@@ -414,6 +431,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
                     _REFUSED.search(lowered, match.start(), match.end() + 40) and _LOCAL.search(lowered))):
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
+            elif rule.id == "msg.dependency" and _own_import(line.lower()):
+                ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
             elif rule.id in _CODE_RULES and _raised_in_installed_code(lowered):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])

@@ -48,7 +48,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"stack smashing detected|double free or corruption|malloc\(\): corrupted|free\(\): invalid pointer"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
-     r"unable to prompt|cannot prompt|can't prompt|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
+     r"unable to prompt|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
     # --- a person stopped it --------------------------------------------------------------
@@ -67,7 +67,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
      r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|\bctrl[+-]?c\b|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
-     r"immediate exit requested|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
+     r"immediate exit requested|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
@@ -75,7 +75,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"you have unstaged changes|uncommitted changes|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
      r"unclean working tree|git_unclean|repository is not clean|--allow-dirty|dirty state|\(dirty\)|\beuncommit\b|"
      r"is unstaged\b|configuration is unstaged|automatic merge failed|merge conflict in|conflict \(content|"
-     r"fix conflicts and then commit|tip of your current branch is behind|non-fast-forward|note about fast-forwards|"
+     r"fix conflicts and then commit|resolve all conflicts manually|could not apply [0-9a-f]{7,40}\.\.\.|tip of your current branch is behind|non-fast-forward|note about fast-forwards|"
      r"\[rejected\]" + G + r"\((?:fetch first|non-fast-forward)\)|"
      r"committen oder stashen|vos modifications locales|valider ou remiser|请在.{0,12}提交|提交或贮藏|贮藏您的修改|"
      r"合并冲突|自动合并失败|修正冲突|ローカルの変更|コミットするかスタッシュ|ваши локальные изменения|закоммитьте|сделайте коммит|"
@@ -95,7 +95,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"ssh: could not resolve hostname"),
     # --- a rate limit answered with 403: wait, then try again ---------------------------------
     ("msg.rate_limit", "remote_unreachable", "tool", 0.85,
-     r"secondary rate limit|api rate limit exceeded|rate limit exceeded for|pull rate limit|toomanyrequests"),
+     r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
      r"permission denied \((?:publickey|password|keyboard)|permission denied, please try again|authentication failed for|"
@@ -109,7 +109,11 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"you don't seem to be an owner|you do not have permission|do(?:es)? not have (?:the )?(?:required )?permission|"
      r"not authori[sz]ed to|unauthori[sz]ed operation|must be logged in|\bnot logged in\b|login required|"
      r"(?:token|credentials?|session)" + S + r"(?:has |have )?expired|expired (?:token|credentials|session)|"
-     r"gcloud auth login|aws sso login|could not read username|"
+     r"invalid \w+ token\b|missing token\b|failed to (?:get|obtain|refresh|fetch) (?:an? |the )?(?:\w+ )?(?:access |auth )?token\b|"
+     r"gcloud auth login|aws sso login|could not read username|no (?:existing )?(?:token|credentials?) found|"
+     r"(?:please )?run [`'\"]?[\w-]{1,20} (?:auth )?login\b|"
+     r"(?:set|export|provide|define) (?:the |your |an? )?\$?\w{0,40}(?:token|api_?key|secret)\w{0,20} (?:env(?:ironment)? )?var|"
+     r"\b\w{1,40}_(?:token|api_?key|secret(?:_key)?)\b" + S + r"(?:is )?(?:not set|missing|required|undefined|empty)\b|"
      r"support for password authentication was removed|unable to authenticate|authentication token seems to be invalid|"
      r"personal access token is not set|\btoken (?:is )?(?:not valid|invalid|expired)\b|no \w+ token (?:specified|provided|found|set)\b|set an auth method|token is not set|egitnopermission|resource not accessible by integration|"
      r"is forbidden: user|accessdenied|\baccess denied\b|unauthorizedoperation|\bpermission_denied\b|"
@@ -150,11 +154,16 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.command_not_found", "", "", 0.0, ""),
     # --- a test that never finished: go test's alarm panics, but the test is what to fix ------
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
+    # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
+    ("msg.no_target", "unclear_plan", "validation", 0.75,
+     r"missing script:|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
+     r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
+     r"has crashed\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
-     r"this (?:is|indicates) a bug in|prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|"
+     r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
      r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please,? report your problems|"
      r"errors are usually caused by|cop was inspecting|(?:reached|entered) unreachable code|panicked during a panic|"
@@ -175,7 +184,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"input/output error|\beio\b|\bi/o error\b|"
      r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
-     r"out of memory|heap out of memory|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
+     r"out of memory|heap out of memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
      r"\benomem\b|^\s*killed\.?\s*$|\bkilled\s+\S*(?:python|node|java|rustc|cc1|ld|gcc|clang)|killed process \d+|"
      r"signal:? 9\b|\bsignal: killed\b|\bsigkill\b|exit(?:ed)? (?:with )?code:? 137\b|exit status 137\b|code 137\b|out of memory: kill|"
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|vm\.max_map_count|"
@@ -195,9 +204,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
-     r"can't connect to local|through socket '|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
+     r"can't connect to local|through socket '|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"index\.lock|could not get lock|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
+     r"index\.lock|could not get lock|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
      r"migrations? (?:not applied|have not been applied|are pending|pending)|resolved migration not applied|"
@@ -216,7 +225,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
      r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
-     r"you must specify a region|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
+     r"you must specify a region|not a git repository|should have been pointers|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
      r"experimental \w+ feature|is not supported (?:yet|on this)|cannot install in homebrew|"
      r"externally[- ]managed[- ]environment|pep 668|java_home is not set|kubeconfig|no configuration has been provided|"
      r"function \"[\w.-]{1,60}\" not defined|requires[_ ]\w{1,20}[_ ]\d+(?:[._]\d+){0,3}[_ ]or[_ ](?:later|newer)|"
@@ -241,15 +250,18 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
-     r"could not transfer artifact|could not connect to the feed|unable to load the service index|error downloading index|"
+     r"could not transfer artifact|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
      r"peer not authenticated|unable to download data from"),
+    # the resolver says the project's own requirements contradict each other: edit the manifest
+    ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
+     r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
     ("msg.dependency", "environment", "dependency", 0.8,
      r"modulenotfounderror|no module named|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|error ts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
      r"importerror: (?:no module|cannot import name|dll load failed|lib\S+: cannot open shared object)|"
-     r"cannot open shared object file|library not loaded|image not found|dll load failed|winerror 126\b|error loading \S+\.dll|找不到指定的模块|\bmsb4019\b|"
+     r"cannot open shared object file|library not loaded|0xc0000135|-1073741515|0xc000007b|-1073741701|image not found|dll load failed|winerror 126\b|error loading \S+\.dll|找不到指定的模块|\bmsb4019\b|"
      r"no matching distribution found|could not find a version that satisfies|resolutionimpossible|\beresolve\b|"
      r"unable to resolve dependency tree|conflicting peer dependency|peer dep(?:endency)? conflict|could not resolve dependency|"
-     r"version solving failed|failed to select a version|no solution found when resolving|unsatisfiable|"
+     r"version solving failed|failed to select a version|no solution found\b|unsatisfiable|"
      r"package(?:-lock)?\.json (?:and|are) " + S + r"in sync|can only install packages when your package\.json|"
      r"lockfile (?:needs to be updated|is out of date|would have been modified)|frozen[- ]lockfile|from lock file|"
      r"requirement already satisfied" + G + r"error|metadata-generation-failed|subprocess-exited-with-error|"
@@ -301,7 +313,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|no matches for kind|no such column|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
@@ -318,7 +330,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
      r"undefined reference to|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
-     r"cannot resolve (?:symbol|'file')|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
+     r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
      r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx)[:(]\d+[:,]\d+\)?: error|"
      r"unresolved reference|could not find function \"|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
      r"cannot use \S+ \(|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
@@ -332,7 +344,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b(?:typeerror|nameerror|attributeerror|keyerror|indexerror|valueerror|zerodivisionerror|unboundlocalerror|"
      r"recursionerror|nullpointerexception|illegalargumentexception|illegalstateexception|arrayindexoutofboundsexception|"
      r"classcastexception|numberformatexception|referenceerror|rangeerror|nomethoderror|argumenterror)\b|"
-     r"undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
+     r": unbound variable\b|: parameter not set\b|undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
      r"undefined is not an object|null is not an object|object reference not set to an instance"),
     ("msg.plan", "unclear_plan", "validation", 0.75,
      r"(?:plan|tasks|execution|context)\.md|task_graph\.json|plan (?:is )?(?:incomplete|ambiguous|unclear|missing)|"
@@ -353,7 +365,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the tool itself crashed ---------------------------------------------------------
     ("msg.tool_crash", "agent_failed", "unknown", 0.7,
      r"please report (?:this|it) (?:error|bug|as a|to)|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
-     r"access violation|unhandled (?:exception|rejection)|an unexpected error (?:has )?occurred|unexpected end of (?:json|input)|"
+     r"access violation|0xc0000005|-1073741819|0xc00000fd|-1073741571|0xc0000409|-1073740791|unhandled (?:exception|rejection)|an unexpected error (?:has )?occurred|unexpected end of (?:json|input)|"
      r""
      r"fatal (?:python )?error|traceback \(most recent call last\)|invalid_request_error|request too large|"
      r"model_not_found|the model \S+ does not exist|model not found"),
