@@ -240,6 +240,23 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ("Error: Claude Code exceeded the maximum output token limit", "agent_failed"),
     ("bash: kubectl: command not found", "agent_missing"),  # the CLI a deploy step drives
     ("git: 'lfs' is not a git command. See 'git --help'.", "agent_missing"),
+    ('Error: model requires more system memory (19.3 GiB) than is available (14.8 GiB)', "environment"),
+    ("ValueError: To serve at least one request (16.00 GiB KV cache is needed, which is larger than the available "
+     "KV cache memory (9.1 GiB).", "environment"),
+    ("Failed to perform, ErrCode: 35, Reason: 'SSL_connect: Connection was reset in connection to api.example.com:443'",
+     "remote_unreachable"),
+    ("fatal: 'fix/parser' is already used by worktree at '/src/app/.worktrees/fix-parser'", "dirty_worktree"),
+    ("ERROR: Job failed (system failure): prepare environment: unable to upgrade connection", "agent_failed"),
+    ("ERROR: Job failed (system failure): Cannot connect to the Docker daemon at tcp://dind:2375. "
+     "Is the docker daemon running?", "environment"),  # the failure it names comes first
+    ("error: Dirty database version 1. Fix and force version.", "confirmation_required"),
+    ("Can't find the 'node' binary to build the React Native bundle.", "agent_missing"),
+    ("Caused by: java.lang.ClassNotFoundException: javax.xml.bind.annotation.XmlSchema", "environment"),
+    ("Migration checksum mismatch for migration version 2\n-> Applied to database : 715094934\n"
+     "-> Resolved locally    : 1869507521", "test_failed"),
+    ("FAILED: Multiple head revisions are present for given argument 'head'", "test_failed"),
+    ('query failed: ALTER TABLE "posts" DROP CONSTRAINT "fk_1"\nerror: relation "posts" does not exist', "test_failed"),
+    ("Error: The migration engine panicked while handling the request.", "agent_failed"),
 ])
 def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
     assert said(tail)[0] == want

@@ -72,7 +72,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
      r"(?:changes|modifications)" + S + r"would be overwritten|would be overwritten by (?:merge|checkout|rebase|pull|switch)|"
-     r"you have unstaged changes|uncommitted changes|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
+     r"you have unstaged changes|uncommitted changes|is already (?:used|checked out) by worktree|already checked out at '|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
      r"unclean working tree|git_unclean|repository is not clean|--allow-dirty|dirty state|\(dirty\)|\beuncommit\b|"
      r"is unstaged\b|configuration is unstaged|automatic merge failed|merge conflict in|conflict \(content|"
      r"fix conflicts and then commit|resolve all conflicts manually|could not apply [0-9a-f]{7,40}\.\.\.|tip of your current branch is behind|non-fast-forward|note about fast-forwards|"
@@ -136,7 +136,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|dirty database version|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
@@ -161,7 +161,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
+     r"has crashed\b|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -184,7 +184,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"input/output error|\beio\b|\bi/o error\b|"
      r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
-     r"out of memory|heap out of memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
+     r"out of memory|heap out of memory|kv cache (?:is needed|memory)|requires more (?:system |gpu )?memory|(?:insufficient|not enough) (?:gpu |system |device )?memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
      r"\benomem\b|^\s*killed\.?\s*$|\bkilled\s+\S*(?:python|node|java|rustc|cc1|ld|gcc|clang)|killed process \d+|"
      r"signal:? 9\b|\bsignal: killed\b|\bsigkill\b|exit(?:ed)? (?:with )?code:? 137\b|exit status 137\b|code 137\b|out of memory: kill|"
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|vm\.max_map_count|"
@@ -214,8 +214,12 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
+    # the project's own migrations no longer match what the database applied: the code to fix
+    ("msg.migration_history", "test_failed", "validation", 0.75,
+     r"migration checksum mismatch|checksum mismatch for migration|multiple head revisions are present|"
+     r"migrations? (?:have|has) failed validation"),
     ("msg.toolchain", "environment", "dependency", 0.8,
      r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
@@ -231,7 +235,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"function \"[\w.-]{1,60}\" not defined|requires[_ ]\w{1,20}[_ ]\d+(?:[._]\d+){0,3}[_ ]or[_ ](?:later|newer)|"
      r"\[emerg\] unknown directive|version `glibc_[\d.]+' not found|glibcxx_[\d.]+' not found|undefined symbol: |"
      r"wrong elf class|exec format error|cannot execute binary file|no matching manifest for|"
-     r"unsupported class file major version|compiled by a more recent version of the java runtime|unsupportedclassversionerror|"
+     r"unsupported class file major version|javax[./]xml[./]bind|compiled by a more recent version of the java runtime|unsupportedclassversionerror|"
      r"invalid (?:source|target) release|gradle requires jvm|sdk location not found|android_(?:home|sdk_root)|"
      r"xcrun: error|xcode-select|invalid active developer path|err_ossl_evp_unsupported|digital envelope routines|error:0308010c|"
      r"certificate verify failed|unable to get local issuer certificate|self[- ]signed certificate|unable_to_verify_leaf_signature|"
@@ -275,7 +279,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
-     r"socket hang up|connection reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
+     r"socket hang up|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
      r"could not resolve (?:host|hostname)|temporary failure in name resolution|name or service not known|"
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
@@ -311,7 +315,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"an argument named \"" + S + r"\" is not expected|unsupported argument|missing required argument|invalid value for|"
      r"json(?:decode)?error|invalid json|unexpected (?:end of|character)|failed to parse|"
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
-     r"invalid data found|no matches for kind|no such column|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
+     r"invalid data found|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
@@ -353,6 +357,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"invalid or missing tasks\.json|input must be provided|no prompt (?:was )?(?:provided|given)|analysis_report_required|must be run before implementation|won't guess|"
      r"how would you like me to proceed|what (?:specific )?(?:action|task) (?:you'?d|you would) like me to"),
     # --- words that lean one way when nothing more specific was said ----------------------
+    # a CI runner says its own machinery failed, and nothing above named why
+    ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|we stopped hearing from agent"),
     ("msg.cancel_word", "interrupted", "cancelled", 0.6, r"\bcancell?(?:ed|ing|ation)\b|\baborted by\b"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
     ("msg.enoent", "agent_missing", "dependency", 0.6, r"\benoent\b"),
