@@ -257,6 +257,21 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ("FAILED: Multiple head revisions are present for given argument 'head'", "test_failed"),
     ('query failed: ALTER TABLE "posts" DROP CONSTRAINT "fk_1"\nerror: relation "posts" does not exist', "test_failed"),
     ("Error: The migration engine panicked while handling the request.", "agent_failed"),
+    ("Claude AI usage limit reached|1735689600", "permission"),
+    ("You've hit your usage limit. Upgrade to Pro or try again in 3 days 2 hours.", "permission"),
+    ('API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"This organization has been '
+     'disabled."}}', "permission"),
+    ("Error: tool_use ids were found without tool_result blocks immediately after: toolu_01", "agent_failed"),
+    ("Error: could not connect to ollama app, is it running?", "environment"),
+    ("curl error 28 while downloading https://repo.packagist.org/packages.json: Operation timed out after 10000 "
+     "milliseconds", "remote_unreachable"),  # curl's own time-out, not a job's limit
+    ("PHP Fatal error:  Uncaught Error: Call to undefined function foo() in /app/src/index.php:3", "test_failed"),
+    ("lib/main.dart:5:3: Error: The method 'foo' isn't defined for the class 'App'.", "test_failed"),
+    ("Error: Couldn't resolve the package 'args' in 'package:args/args.dart'.", "environment"),
+    ("Error in library(ggplot2) : there is no package called 'ggplot2'\nExecution halted", "environment"),
+    ("LINK : fatal error LNK1181: cannot open input file 'foo.lib'", "environment"),
+    ("main.obj : error LNK2019: unresolved external symbol foo referenced in function main", "test_failed"),
+    ("Error: EBUSY: resource busy or locked, rename 'C:\\app\\node_modules\\.staging'", "environment"),
 ])
 def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
     assert said(tail)[0] == want

@@ -109,6 +109,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"you don't seem to be an owner|you do not have permission|do(?:es)? not have (?:the )?(?:required )?permission|"
      r"not authori[sz]ed to|unauthori[sz]ed operation|must be logged in|\bnot logged in\b|login required|"
      r"(?:token|credentials?|session)" + S + r"(?:has |have )?expired|expired (?:token|credentials|session)|"
+     r"(?:hit|reached|exceeded) (?:your |the )?(?:usage|spending|monthly|daily|weekly) (?:limit|cap|quota)|usage limit (?:reached|exceeded|hit)|"
+     r"(?:organization|account|api key|subscription) (?:has been |is |was )?(?:disabled|suspended|deactivated)|"
      r"invalid \w+ token\b|missing token\b|failed to (?:get|obtain|refresh|fetch) (?:an? |the )?(?:\w+ )?(?:access |auth )?token\b|"
      r"gcloud auth login|aws sso login|could not read username|no (?:existing )?(?:token|credentials?) found|"
      r"(?:please )?run [`'\"]?[\w-]{1,20} (?:auth )?login\b|"
@@ -161,7 +163,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
+     r"has crashed\b|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -192,7 +194,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"(?<!connection )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
+     r"(?<!connection )(?<!operation )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
@@ -204,9 +206,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
-     r"can't connect to local|through socket '|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
+     r"can't connect to local|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"index\.lock|could not get lock|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
+     r"index\.lock|could not get lock|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
      r"migrations? (?:not applied|have not been applied|are pending|pending)|resolved migration not applied|"
@@ -225,7 +227,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
      r"cannot find -l[\w+-]+|ld: library not found|could not find (?:a )?(?:package configuration|compiler)|"
      r"configuring incomplete|could not find\s+\w+ \(missing|find_package|pkg-config" + S + r"(?:not found|failed)|"
-     r"pg_config executable not found|no cmake_[\w]+_compiler could be found|"
+     r"pg_config executable not found|\blnk1181\b|\blnk1104\b|no cmake_[\w]+_compiler could be found|"
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
      r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
@@ -260,7 +262,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
      r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
     ("msg.dependency", "environment", "dependency", 0.8,
-     r"modulenotfounderror|no module named|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|error ts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
+     r"modulenotfounderror|no module named|there is no package called|couldn't resolve the package|not found: 'package:|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|error ts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
      r"importerror: (?:no module|cannot import name|dll load failed|lib\S+: cannot open shared object)|"
      r"cannot open shared object file|library not loaded|0xc0000135|-1073741515|0xc000007b|-1073741701|image not found|dll load failed|winerror 126\b|error loading \S+\.dll|找不到指定的模块|\bmsb4019\b|"
      r"no matching distribution found|could not find a version that satisfies|resolutionimpossible|\beresolve\b|"
@@ -335,7 +337,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"undefined reference to|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
      r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
-     r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx)[:(]\d+[:,]\d+\)?: error|"
+     r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx|dart)[:(]\d+[:,]\d+\)?: error|isn't defined for the (?:class|type)\b|unresolved external symbol|"
      r"unresolved reference|could not find function \"|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
      r"cannot use \S+ \(|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
@@ -348,7 +350,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b(?:typeerror|nameerror|attributeerror|keyerror|indexerror|valueerror|zerodivisionerror|unboundlocalerror|"
      r"recursionerror|nullpointerexception|illegalargumentexception|illegalstateexception|arrayindexoutofboundsexception|"
      r"classcastexception|numberformatexception|referenceerror|rangeerror|nomethoderror|argumenterror)\b|"
-     r": unbound variable\b|: parameter not set\b|undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
+     r"call to undefined (?:function|method)|call to a member function \S+ on (?:null|array|bool)|: unbound variable\b|: parameter not set\b|undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
      r"undefined is not an object|null is not an object|object reference not set to an instance"),
     ("msg.plan", "unclear_plan", "validation", 0.75,
      r"(?:plan|tasks|execution|context)\.md|task_graph\.json|plan (?:is )?(?:incomplete|ambiguous|unclear|missing)|"
