@@ -271,7 +271,21 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ("Error in library(ggplot2) : there is no package called 'ggplot2'\nExecution halted", "environment"),
     ("LINK : fatal error LNK1181: cannot open input file 'foo.lib'", "environment"),
     ("main.obj : error LNK2019: unresolved external symbol foo referenced in function main", "test_failed"),
-    ("Error: EBUSY: resource busy or locked, rename 'C:\\app\\node_modules\\.staging'", "environment"),
+    ("Error: EBUSY: resource busy or locked, rename 'C:\\app\\node_modules\\.staging'", "environment"),    ("Need to install the following packages:\n  create-vite@5.3.0\nnpm ERR! canceled", "confirmation_required"),
+    ("testing.go:1319: race detected during execution of test", "test_failed"),
+    ("Aborted with 5 warnings in strict mode!", "test_failed"),
+    ("ERROR [alembic.util.messaging] Can't locate revision identified by 'fe7656c21eaa'", "environment"),
+    ("make: *** No rule to make target 'install'.  Stop.", "unclear_plan"),
+    ("make: python: No such file or directory\nmake: *** [Makefile:99: audio.pcm] Error 127", "agent_missing"),
 ])
 def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+def test_what_only_looks_like_a_stop_or_a_missing_target_is_neither() -> None:
+    banner = ("INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)\n"
+              "ERROR:    Error loading ASGI app. Could not import module \"main\".")
+    assert said(banner)[0] != "interrupted"  # how to stop the server, not a stop
+    assert said("^C\nINFO:     Shutting down (Press CTRL+C again to force)", 1)[0] == "interrupted"
+    # a file the build needs and nothing makes is no step the plan named
+    assert said("make: *** No rule to make target 'src/app.o', needed by 'app'.  Stop.")[0] != "unclear_plan"

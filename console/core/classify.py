@@ -66,9 +66,9 @@ PROJECT_TOOLS = frozenset({
     "sphinx-build", "pyinstaller", "gunicorn", "uvicorn", "celery", "django-admin", "rails", "rake", "rspec",
     "rubocop", "phpunit", "artisan", "pod", "fastlane", "node-gyp", "uni", "hexo", "gatsby", "expo", "storybook",
     "jq", "yq", "make", "cmake", "ninja", "meson", "gcc", "g++", "cc", "clang", "ld", "pkg-config", "autoreconf",
-    "docker", "docker-compose", "podman", "kubectl", "helm", "terraform", "tofu", "pulumi", "ansible", "gh", "glab",
+    "docker-compose", "pulumi", "ansible",
     "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
-    "sudo", "systemctl", "unzip", "tar", "zip", "openssl", "gpg", "xcodebuild", "xcrun", "adb", "sdkmanager",
+    "sudo", "systemctl", "unzip", "tar", "zip", "openssl", "gpg", "xcodebuild", "xcrun", "adb",
     "protoc", "buf", "wasm-pack", "cargo-watch", "sqlite3", "psql", "mysql", "redis-cli", "mongosh", "ffmpeg",
 })
 _GENERIC = frozenset({"error", "fatal", "warning", "warn", "info", "module", "file", "package", "image", "manifest",
@@ -82,6 +82,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\
 _AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
+    r"^make(?:\[\d+\])?: ([\w.+-]{1,60}): no such file or directory",  # make running a recipe's command
     r"(?:^|[\s:])([^\s:'\"]{1,120}): command not found\b",  # bash
     # dash, ash, ksh and the shells' builtins: "sh: 1: x: not found", "exec: x: not found" (a bare
     # "Status: not found" is no shell speaking)

@@ -65,7 +65,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsigterm\b" + S + r"(?:received|caught)|signal: (?:interrupt|terminated)\b|received signal (?:2|15|sigint|sigterm)\b|"
      r"interrupted by (?:the )?user|process interrupted|^aborted!$|\bcancelling (?:the )?(?:build|job|run)|"
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
-     r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|\bctrl[+-]?c\b|keyboard interrupt|"
+     r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|(?<!press )(?<!hit )(?<!use )\bctrl[+-]?c\b(?! (?:again )?to (?:quit|exit|stop|abort|cancel))|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
      r"immediate exit requested|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
@@ -138,7 +138,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|dirty database version|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|dirty database version|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
@@ -158,7 +158,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -208,7 +208,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"index\.lock|could not get lock|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
+     r"index\.lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
      r"migrations? (?:not applied|have not been applied|are pending|pending)|resolved migration not applied|"
@@ -326,7 +326,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"the following tests failed|tests failed out of|tests? completed, \d+ failed|\bassertionerror\b|assertion failed|"
      r"\bassert(?:ion)? error\b|expect(?:ed)?\(" + S + r"\)\.|(?<!un)expected(?! process to exit)" + G + r"(?:got|received|but was|to (?:equal|be))|"
      r"thread '(?!main'|<unnamed>')[^'\n]{1,200}' panicked at '?assertion|failure/error:|✕|✗ \d|\bfailed\b" + S + r"\btests?\b|"
-     r"failed at the \S+ test script|timeout of \d+ ?ms exceeded|test suites?: \d+ failed|● test suite failed to run|^failures:$|failures=\d|errors=\d|"
+     r"failed at the \S+ test script|race detected during execution of test|^warning: data race|timeout of \d+ ?ms exceeded|test suites?: \d+ failed|● test suite failed to run|^failures:$|failures=\d|errors=\d|"
      r"\(\d+ failed\)|task :\S*test\S* failed|error collecting|errors? during collection|^\s*expected:? " + G + r"\n\s*received:|"
      r"executed \d+ tests?, with [1-9]\d* failures?|errors while running ctest|\*\*\*failed\b|"
      r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?"),
@@ -343,7 +343,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
     ("msg.lint", "test_failed", "validation", 0.8,
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
-     r"would reformat|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
+     r"would reformat|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
      r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
      r"code style issues found|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
