@@ -276,7 +276,25 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ("Aborted with 5 warnings in strict mode!", "test_failed"),
     ("ERROR [alembic.util.messaging] Can't locate revision identified by 'fe7656c21eaa'", "environment"),
     ("make: *** No rule to make target 'install'.  Stop.", "unclear_plan"),
-    ("make: python: No such file or directory\nmake: *** [Makefile:99: audio.pcm] Error 127", "agent_missing"),
+    ("make: python: No such file or directory\nmake: *** [Makefile:99: audio.pcm] Error 127", "agent_missing"),    ("Connection to heroku.com closed by remote host.\nerror: failed to push some refs to 'git@heroku.com:app.git'",
+     "remote_unreachable"),
+    ("SubscriptionIsOverQuotaForSku: Quota exceeded for : 0 VMs allowed, 1 VMs requested.", "permission"),
+    ("InsufficientQuota: Insufficient quota. Cannot create/update/move resource 'ai-account'.", "permission"),
+    ("error: could not download file from 'https://static.rust-lang.org/dist/channel-rust-stable.toml.sha256'",
+     "remote_unreachable"),
+    ("  6:5       error    wrong indentation: expected 6 but found 4  (indentation)", "test_failed"),
+    ("The process exited with code -1073741510 (0xC000013A).", "interrupted"),  # STATUS_CONTROL_C_EXIT
+    ("Server terminated abruptly (error code: 14, error message: 'Socket closed')", "agent_failed"),
+    ("Task 'clean' not found in root project 'backend'.", "unclear_plan"),
+    ("error MSB1011: Specify which project or solution file to use because this folder contains more than one "
+     "project or solution file.", "unclear_plan"),
+    ('No files matching the pattern "src/app.tsx" were found.\nPlease check for typing mistakes in the pattern.',
+     "unclear_plan"),
+    ("Connection abandoned.\nfatal: Could not read from remote repository.", "confirmation_required"),
+    ('Vagrant was unable to communicate with the guest machine within\nthe configured ("config.vm.boot_timeout" '
+     'value) time period.', "environment"),
+    ("/bin/bash: mvn: 명령어를 찾을 수 없음", "agent_missing"),
+    ("Command 'python' not found, but can be installed with:\n\nsudo apt install python3", "agent_missing"),
 ])
 def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
     assert said(tail)[0] == want
@@ -289,3 +307,15 @@ def test_what_only_looks_like_a_stop_or_a_missing_target_is_neither() -> None:
     assert said("^C\nINFO:     Shutting down (Press CTRL+C again to force)", 1)[0] == "interrupted"
     # a file the build needs and nothing makes is no step the plan named
     assert said("make: *** No rule to make target 'src/app.o', needed by 'app'.  Stop.")[0] != "unclear_plan"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("./start.sh: line 1: ./env/bin/python3: No such file or directory", "environment"),
+    ("/bin/sh: 1: venv/bin/python: not found", "environment"),
+    ("/bin/sh: 1: .venv/bin/pytest: not found", "environment"),
+    ("/bin/sh: 1: python3: not found", "agent_missing"),
+    # a script the step runs, named like a runtime, is the setup's file, not the runtime
+    ("node-gyp: line 5: /usr/local/lib/node_modules/node-gyp/bin/node-gyp.js: No such file or directory", "environment"),
+])
+def test_a_missing_interpreter_inside_the_project_is_its_setup_not_yet_made(tail: str, want: str) -> None:
+    assert said(tail, 127)[0] == want

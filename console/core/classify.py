@@ -82,6 +82,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\
 _AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
+    r"^command '([\w.+-]{1,60})' not found, (?:but|did you mean)",  # Ubuntu's command-not-found
     r"^make(?:\[\d+\])?: ([\w.+-]{1,60}): no such file or directory",  # make running a recipe's command
     r"(?:^|[\s:])([^\s:'\"]{1,120}): command not found\b",  # bash
     # dash, ash, ksh and the shells' builtins: "sh: 1: x: not found", "exec: x: not found" (a bare
@@ -90,7 +91,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"unknown command:? '?([^\s']{1,120})'?",  # fish
     # bash and zsh in the locales they ship
     r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:befehl nicht gefunden|commande introuvable|orden no encontrada|команда не найдена|"
-    r"未找到命令|コマンドが見つかりません|comando não encontrado|comando non trovato|komut bulunamadı|명령을 찾을 수 없습니다)",
+    r"未找到命令|コマンドが見つかりません|comando não encontrado|comando non trovato|komut bulunamadı|명령을 찾을 수 없습니다|명령어를 찾을 수 없음)",
     r"'([^'\n]{1,200})' is not recognized as an internal or external command",  # cmd.exe
     r"the term '([^'\n]{1,200})' is not recognized as (?:the )?name of a cmdlet",  # PowerShell
     r"objectnotfound: \(([^:)\n]{1,200}):string\)",
@@ -102,6 +103,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\"([^\"\n]{1,200})\" no se reconoce como un comando interno",
     r"env: ['‘\"]?([^\s:'’\"]{1,120}?)(?:\\r)?['’\"]?: no such file or directory",
     r"^(?:/bin/|/usr/bin/)?(?:ba|da|z)?sh: (?:\d+: )?([^\s:]{1,200}): no such file or directory",
+    r"\bline \d+: ([^\s:]{1,200}): no such file or directory",  # bash running a script's command
     r"exec: \\?\"([^\"\\\n]{1,200})\\?\": executable file not found",
     r"\bspawn ([^\s'\"]{1,120}) enoent",
     r"syscall: 'spawn ([^'\s]{1,120})'",
@@ -125,6 +127,8 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
 
 _ENV_SHEBANG = next(p for p in _MISSING if p.pattern.startswith("env: "))
 _POWERSHELL = tuple(p for p in _MISSING if "cmdlet" in p.pattern or "objectnotfound" in p.pattern or "识别为" in p.pattern)
+# a path inside the project (./x, ../x) or a virtualenv: what its setup makes, not a tool to install
+_PROJECT_LOCAL = re.compile(r"^\.{1,2}[/\\]|(?:^|[/\\])\.?v?env[/\\](?:bin|scripts)[/\\]")
 _CMDLET = re.compile(r"[a-z]+-[a-z0-9]+\Z")
 _UNQUOTED_PATH = re.compile(r"[a-z]:\\program\Z")
 _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
@@ -330,9 +334,11 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "test_failed", "validation", 0.7, raw, line  # "C:\\Program" of an unquoted "C:\\Program Files\\…"
             if pattern in _POWERSHELL and _CMDLET.match(name):
                 return "environment", "dependency", 0.8, name, line  # a Verb-Noun cmdlet: its module is missing or too old
+            if _PROJECT_LOCAL.search(raw) or name.endswith((".py", ".sh", ".js", ".rb", ".pl", ".mjs")):
+                return "environment", "dependency", 0.8, raw, line  # the project's venv, bin or a script: its setup
             if name == agent or name in REQUIRED or name.startswith(("python", "node", "java", "ruby", "perl", "php")):
                 return "agent_missing", "dependency", 0.9, name, line
-            if name in PROJECT_TOOLS or "node_modules" in raw or name.endswith((".py", ".sh", ".js", ".rb", ".pl", ".mjs")):
+            if name in PROJECT_TOOLS or "node_modules" in raw:
                 return "environment", "dependency", 0.85, name, line
             return "environment", "dependency", 0.7, name, line
     return None

@@ -67,7 +67,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
      r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|(?<!press )(?<!hit )(?<!use )\bctrl[+-]?c\b(?! (?:again )?to (?:quit|exit|stop|abort|cancel))|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
-     r"immediate exit requested|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
+     r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
@@ -111,6 +111,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"(?:token|credentials?|session)" + S + r"(?:has |have )?expired|expired (?:token|credentials|session)|"
      r"(?:hit|reached|exceeded) (?:your |the )?(?:usage|spending|monthly|daily|weekly) (?:limit|cap|quota)|usage limit (?:reached|exceeded|hit)|"
      r"(?:organization|account|api key|subscription) (?:has been |is |was )?(?:disabled|suspended|deactivated)|"
+     r"isoverquota|insufficientquota|insufficient quota\b|\bincrease (?:\w+ ){0,2}quotas?\b|"
      r"invalid \w+ token\b|missing token\b|failed to (?:get|obtain|refresh|fetch) (?:an? |the )?(?:\w+ )?(?:access |auth )?token\b|"
      r"gcloud auth login|aws sso login|could not read username|no (?:existing )?(?:token|credentials?) found|"
      r"(?:please )?run [`'\"]?[\w-]{1,20} (?:auth )?login\b|"
@@ -138,7 +139,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|dirty database version|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|dirty database version|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
@@ -158,12 +159,12 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
+     r"has crashed\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -194,7 +195,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"(?<!connection )(?<!operation )timed out after \d|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
+     r"(?<!connection )(?<!operation )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
@@ -256,7 +257,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
-     r"could not transfer artifact|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
+     r"could not transfer artifact|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
      r"peer not authenticated|unable to download data from"),
     # the resolver says the project's own requirements contradict each other: edit the manifest
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
@@ -306,7 +307,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
      r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code)|"
-     r"failed to dial|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
@@ -343,7 +344,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
     ("msg.lint", "test_failed", "validation", 0.8,
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
-     r"would reformat|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
+     r"would reformat|^\s*\d+:\d+\s+error\s+\S|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
      r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
      r"code style issues found|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
