@@ -168,6 +168,11 @@ def test_a_runtime_to_install_is_not_its_headers_package() -> None:
     ("error: could not find `Cargo.toml` in `/home/ci` or any parent directory", "unclear_plan"),
     ("error: src refspec main does not match any\nerror: failed to push some refs to 'origin'", "unclear_plan"),
     ("Error: unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '.'", "unclear_plan"),
+    ("Could not open input file: artisan", "unclear_plan"),
+    ("no configuration file provided: not found", "unclear_plan"),
+    (" >  NX   Cannot find project 'web-client'", "unclear_plan"),
+    ("fatal: remote error: upload-pack: not our ref 33d8469755d6199ceefc30871d8261034f39fc84", "unclear_plan"),
+    ("error: Commit 71ca5f94 is a merge but no -m option was given.\nfatal: cherry-pick failed", "unclear_plan"),
 ])
 def test_a_step_that_names_what_is_not_there_is_replanned(tail: str, want: str) -> None:
     assert said(tail) == (want, "msg.no_target")

@@ -159,7 +159,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
