@@ -299,7 +299,20 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ('Vagrant was unable to communicate with the guest machine within\nthe configured ("config.vm.boot_timeout" '
      'value) time period.', "environment"),
     ("/bin/bash: mvn: 명령어를 찾을 수 없음", "agent_missing"),
-    ("Command 'python' not found, but can be installed with:\n\nsudo apt install python3", "agent_missing"),
+    ("Command 'python' not found, but can be installed with:\n\nsudo apt install python3", "agent_missing"),    ("Status: 404 (DeploymentNotFound)\nThe API deployment for this resource does not exist. If you created the "
+     "deployment within the last 5 minutes, please wait a moment and try again.", "environment"),
+    ("fatal: clean.requireForce defaults to true and neither -i, -n, nor -f given; refusing to clean",
+     "confirmation_required"),
+    ("You have enabled multi-factor authentication but no OTP code provided. Please fill it and retry.",
+     "confirmation_required"),
+    ("ERROR:  py38: InterpreterNotFound: python3.8", "agent_missing"),
+    ("Error: Claude Code CLI is not installed\nInstall it from: https://claude.com/claude-code", "agent_missing"),
+    ('Error: PRD has no user stories. Add sections like "### US-001: Title".', "unclear_plan"),
+    ("python.exe: can't open file 'D:\\\\app\\\\manage.py': [Errno 2] No such file or directory", "unclear_plan"),
+    ("! [remote rejected] release/13 -> release/13 (cannot lock ref 'refs/heads/release/13': is at dbd2efb9e but "
+     "expected 11ab66bba)", "dirty_worktree"),
+    ("error: Cannot fetch camera (GitError: --force-sync not enabled; cannot overwrite a local work tree.",
+     "dirty_worktree"),
 ])
 def test_wordings_that_generalise_across_tools(tail: str, want: str) -> None:
     assert said(tail)[0] == want

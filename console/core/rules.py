@@ -72,7 +72,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
      r"(?:changes|modifications)" + S + r"would be overwritten|would be overwritten by (?:merge|checkout|rebase|pull|switch)|"
-     r"you have unstaged changes|uncommitted changes|is already (?:used|checked out) by worktree|already checked out at '|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
+     r"you have unstaged changes|uncommitted changes|cannot overwrite a local work tree|cannot lock ref '[^'\n]{1,200}': is at [0-9a-f]{7,40} but expected|is already (?:used|checked out) by worktree|already checked out at '|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
      r"unclean working tree|git_unclean|repository is not clean|--allow-dirty|dirty state|\(dirty\)|\beuncommit\b|"
      r"is unstaged\b|configuration is unstaged|automatic merge failed|merge conflict in|conflict \(content|"
      r"fix conflicts and then commit|resolve all conflicts manually|could not apply [0-9a-f]{7,40}\.\.\.|tip of your current branch is behind|non-fast-forward|note about fast-forwards|"
@@ -139,7 +139,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|dirty database version|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|dirty database version|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
@@ -159,7 +159,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -217,7 +217,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
@@ -232,7 +232,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
      r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
-     r"you must specify a region|not a git repository|should have been pointers|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
+     r"you must specify a region|deploymentnotfound|api deployment for this resource does not exist|not a git repository|should have been pointers|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
      r"experimental \w+ feature|is not supported (?:yet|on this)|cannot install in homebrew|"
      r"externally[- ]managed[- ]environment|pep 668|java_home is not set|kubeconfig|no configuration has been provided|"
      r"function \"[\w.-]{1,60}\" not defined|requires[_ ]\w{1,20}[_ ]\d+(?:[._]\d+){0,3}[_ ]or[_ ](?:later|newer)|"
@@ -357,7 +357,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"(?:plan|tasks|execution|context)\.md|task_graph\.json|plan (?:is )?(?:incomplete|ambiguous|unclear|missing)|"
      r"acceptance criteria (?:are )?(?:missing|unclear|ambiguous)|underspecified|not enough (?:context|information) to|"
      r"no task (?:has been )?provided|missing top-level|prd" + S + r"(?:invalid|malformed|missing|format)|"
-     r"invalid or missing tasks\.json|input must be provided|no prompt (?:was )?(?:provided|given)|analysis_report_required|must be run before implementation|won't guess|"
+     r"invalid or missing tasks\.json|(?:prd|plan|spec) (?:has|contains) no (?:user stories|stories|tasks|steps)|input must be provided|no prompt (?:was )?(?:provided|given)|analysis_report_required|must be run before implementation|won't guess|"
      r"how would you like me to proceed|what (?:specific )?(?:action|task) (?:you'?d|you would) like me to"),
     # --- words that lean one way when nothing more specific was said ----------------------
     # a CI runner says its own machinery failed, and nothing above named why
