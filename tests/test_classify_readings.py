@@ -267,6 +267,8 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
     ('API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"This organization has been '
      'disabled."}}', "permission"),
     ("Error: tool_use ids were found without tool_result blocks immediately after: toolu_01", "agent_failed"),
+    ("Error: agent produced no output", "agent_failed"),
+    ("Error: empty response from model after 3 attempts", "agent_failed"),
     ("Error: could not connect to ollama app, is it running?", "environment"),
     ("curl error 28 while downloading https://repo.packagist.org/packages.json: Operation timed out after 10000 "
      "milliseconds", "remote_unreachable"),  # curl's own time-out, not a job's limit

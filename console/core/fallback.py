@@ -35,7 +35,7 @@ FORMAT = 1
 MAX_TOKEN = 40  # a longer run of letters is an identifier or an encoding, not a word
 MAX_CODES = 32  # three-digit numbers looked at as HTTP statuses, per output
 # It answers only from this many distinct tokens it knows or more: like the rules, it does not
-# decide on a bare "error" or two ("Error: agent produced no output" stays the default).
+# decide on a bare "error" or two ("Error: command failed" stays the default).
 MIN_KNOWN = 4
 # A model result's confidence, from its probability: above the default's 0.3, below every rule's (0.5 and up).
 MIN_CONFIDENCE, MAX_CONFIDENCE = 0.35, 0.45
