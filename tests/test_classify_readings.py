@@ -192,6 +192,9 @@ def test_the_resolver_blaming_the_projects_own_requirements_is_a_manifest_to_fix
 
 @pytest.mark.parametrize("tail, want", [
     ("ImportError: cannot import name 'helper' from 'app.utils' (/app/app/utils.py)", "test_failed"),
+    ("ImportError: cannot import name 'run' from 'app.lib' (/srv/app/lib/__init__.py)", "test_failed"),
+    ("ImportError: cannot import name 'Mapping' from 'collections' "
+     "(C:\\Python38\\lib\\collections\\__init__.py)", "environment"),
     ("ImportError: cannot import name 'BaseTest' from 'tests' (unknown location)", "test_failed"),
     ("ImportError: cannot import name 'Config' from partially initialized module 'app.config' "
      "(most likely due to a circular import) (/app/app/config.py)", "test_failed"),

@@ -141,7 +141,7 @@ _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
 # installed package): the code to fix, not a dependency to install
 _OWN_IMPORT = re.compile(r"cannot import name [^\n]{0,200}(?:\(unknown location\)|circular import|from partially initialized)|"
                          r"cannot import name '[^'\n]{1,100}' from '[^'\n]{1,200}' \(([^)\n]{1,300})\)")
-_STDLIB = re.compile(r"[/\\]lib[/\\]python\d|[/\\]lib[/\\]|frameworks[/\\]python")
+_STDLIB = re.compile(r"[/\\]lib[/\\]python\d|[/\\]python\d{1,3}[/\\]lib[/\\]|frameworks[/\\]python")
 _SHARED_LIBRARY = re.compile(r"error while loading shared libraries|cannot open shared object file")
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
