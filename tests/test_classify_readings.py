@@ -308,6 +308,8 @@ def test_windows_status_codes_name_a_crash_or_a_missing_library(tail: str, want:
      "deployment within the last 5 minutes, please wait a moment and try again.", "environment"),
     ("fatal: clean.requireForce defaults to true and neither -i, -n, nor -f given; refusing to clean",
      "confirmation_required"),
+    ("must provide `--title` and `--body` (or `--fill` or `fill-first`) when not running interactively",
+     "confirmation_required"),
     ("You have enabled multi-factor authentication but no OTP code provided. Please fill it and retry.",
      "confirmation_required"),
     ("ERROR:  py38: InterpreterNotFound: python3.8", "agent_missing"),

@@ -139,7 +139,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
-     r"only 'yes' will be accepted|dirty database version|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
+     r"only 'yes' will be accepted|dirty database version|when not running interactively|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
