@@ -344,3 +344,10 @@ def test_what_only_looks_like_a_stop_or_a_missing_target_is_neither() -> None:
 ])
 def test_a_missing_interpreter_inside_the_project_is_its_setup_not_yet_made(tail: str, want: str) -> None:
     assert said(tail, 127)[0] == want
+
+
+def test_no_command_is_both_required_and_a_project_tool() -> None:
+    # missing_command asks REQUIRED first, so a name in both sets would make its PROJECT_TOOLS entry dead
+    from console.core.classify import PROJECT_TOOLS, REQUIRED
+
+    assert not REQUIRED & PROJECT_TOOLS
