@@ -7,8 +7,13 @@ see the rules, and split by source repository into ``dev`` (rules are tuned on i
 
 Each entry also carries ``second_reader``: the type a second person chose from the event alone (the
 output, the tool, the exit code; no thread, no rules, no first label), whether they were sure,
-and why. How often the two people agree is how far the output itself decides the type: the
-console, which sees only the output, is measured against the first label, and beside that figure.
+and why. How often the two people agree is how far the output itself decides the type.
+
+Where the two disagreed, a third person settled it (``settled``): they saw the output and both
+readings with their reasons, in random order, and neither the rules nor what the console says.
+``failure_type`` is the settled label there, ``settled.first_label`` the first one. The console is
+measured against ``failure_type``, and against the first labels beside it; the second reader's
+agreement is counted against the first label, which it never saw.
 
 ``python -m bench.truth`` prints accuracy, per-class precision and recall and the confusion matrix
 for each split, the two readers' agreement (``--misses dev`` lists the dev misses); ``python -m bench --only truth`` adds the
@@ -44,6 +49,11 @@ def event_of(entry: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+def first_label(entry: dict[str, Any]) -> str:
+    """The label its first reader gave, before any dispute was settled."""
+    return entry["settled"]["first_label"] if entry.get("settled") else entry["failure_type"]
+
+
 def route_of(failure_type: str) -> str:
     from console.core.formats.stage import CLASSES
 
@@ -62,19 +72,20 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
     by_split["all"] = [pair for split in list(by_split) for pair in by_split[split]]
     for split, pairs in by_split.items():
         confusion: dict[str, Counter] = defaultdict(Counter)
-        right_type = right_route = 0
+        right_type = right_route = right_first = 0
         misses = []
         for entry, result in pairs:
             want, got = entry["failure_type"], result.failure_type or "not_a_failure"
             confusion[want][got] += 1
             right_type += want == got
             right_route += route_of(want) == result.route
+            right_first += first_label(entry) == got
             if want != got:
                 misses.append({"id": entry["id"], "source": entry["source"], "want": want, "got": got,
                                "rule": result.rule, "matched": result.matched})
         said = Counter(result.failure_type or "not_a_failure" for _e, result in pairs)
         readers = [(entry, entry["second_reader"]["failure_type"]) for entry, _r in pairs if entry.get("second_reader")]
-        agreed = {entry["id"] for entry, second in readers if second == entry["failure_type"]}
+        agreed = {entry["id"] for entry, second in readers if second == first_label(entry)}
         per_class = {}
         for t in TYPES:
             n = sum(confusion[t].values())
@@ -85,13 +96,17 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "entries": len(pairs),
             "failure_type": round(right_type / len(pairs), 3) if pairs else None,
             "route": round(right_route / len(pairs), 3) if pairs else None,
+            "failure_type_first_labels": round(right_first / len(pairs), 3) if pairs else None,
+            "settled": sum(1 for entry, _r in pairs if entry.get("settled")),
+            "settled_changed": sum(1 for entry, _r in pairs if entry.get("settled")
+                                   and entry["failure_type"] != entry["settled"]["first_label"]),
             "per_class": per_class,
             "confusion": {want: dict(got) for want, got in sorted(confusion.items())},
             "default": sum(1 for _e, result in pairs if result.rule == "default"),
             "second_reader": {
                 "entries": len(readers),
                 "failure_type": round(len(agreed) / len(readers), 3) if readers else None,
-                "route": round(sum(route_of(second) == route_of(entry["failure_type"]) for entry, second in readers)
+                "route": round(sum(route_of(second) == route_of(first_label(entry)) for entry, second in readers)
                                / len(readers), 3) if readers else None,
                 # the console on the entries where both people chose the same type
                 "console_where_readers_agree": round(
@@ -169,12 +184,14 @@ MARK_START, MARK_END = "<!-- generated: truth -->", "<!-- end: truth -->"
 
 def markdown(report: dict[str, Any]) -> str:
     """The figures as docs/classification.md shows them (between its generated markers)."""
-    out = ["| split | entries | `failure_type` right | route right | no rule matched |", "|---|---|---|---|---|"]
+    out = ["| split | entries | `failure_type` right | route right | no rule matched | against the first labels | labels settled (changed) |",
+           "|---|---|---|---|---|---|---|"]
     for split in ("dev", "holdout", "all"):
         s = report[split]
-        out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} |")
+        out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} "
+                   f"| {s['failure_type_first_labels']:.1%} | {s['settled']} ({s['settled_changed']}) |")
     out += ["", "Two readers, from the event alone (see [How hard the task is](#how-hard-the-task-is)):", "",
-            "| split | second reader agrees: `failure_type` | route | console where both readers agree |", "|---|---|---|---|"]
+            "| split | second reader agrees with the first label: `failure_type` | route | console where both readers agree |", "|---|---|---|---|"]
     for split in ("dev", "holdout", "all"):
         r = report[split]["second_reader"]
         if r["entries"]:
@@ -218,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     for split in ("dev", "holdout", "all"):
         s = report[split]
         print(f"{split:8s} {s['entries']:4d} entries  failure_type {s['failure_type']:.3f}  route {s['route']:.3f}  "
-              f"no rule matched {s['default']}")
-    print("\nsecond reader (from the event alone) agrees with the label:")
+              f"no rule matched {s['default']}  (first labels {s['failure_type_first_labels']:.3f}; "
+              f"{s['settled']} settled, {s['settled_changed']} changed)")
+    print("\nsecond reader (from the event alone) agrees with the first label:")
     for split in ("dev", "holdout", "all"):
         r = report[split]["second_reader"]
         if r["entries"]:
