@@ -351,3 +351,61 @@ def test_no_command_is_both_required_and_a_project_tool() -> None:
     from console.core.classify import PROJECT_TOOLS, REQUIRED
 
     assert not REQUIRED & PROJECT_TOOLS
+
+
+@pytest.mark.parametrize("tail, want", [
+    # said no: the abort that follows is the person's answer, and a person decides again
+    ("Remove 3 packages? [y/N]: n\nOperation aborted.", "confirmation_required"),
+    ("Push these migrations? [Y/n] n\ncontext canceled", "confirmation_required"),
+    # said yes: the prompt was answered, the failure after it is what to read
+    ("Set up the agent? [Y/n]: y\nbash: codex: command not found", "agent_missing"),
+    # cmd.exe's own Ctrl-C question is the interrupt, whatever was answered
+    ("Running build...\nTerminate batch job (Y/N)? N", "interrupted"),
+])
+def test_an_answered_prompt_is_no_longer_waiting(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("src/main.c:12:5: error: 'widget' undeclared (first use in this function)", "test_failed"),
+    ("app/app.ino:3:1: error: 'blink' does not name a type", "test_failed"),
+    ("main.o: in function `run':\ncollect2: error: ld returned 1 exit status\nmake: *** [app] Error 1", "test_failed"),
+    # a header that is not installed is the setup, even on a compiler's error line
+    ("ext/fast.c:4:10: fatal error: zlib.h: No such file or directory\ncompilation terminated.", "environment"),
+    ("/usr/bin/ld: cannot find -lssl\ncollect2: error: ld returned 1 exit status", "environment"),
+])
+def test_a_compiler_or_linker_error_is_the_code(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    # an ansible recap with nothing unreachable says nothing about the network
+    ("ERROR! Syntax Error while loading YAML.\nThe offending line appears to be:\n\n  - name: x\n  ^ here\n"
+     "PLAY RECAP *****\nlocalhost : ok=3 changed=0 unreachable=0 failed=1", "test_failed"),
+    ("fatal: [web1]: UNREACHABLE! => {\"msg\": \"ssh: connect to host web1 port 22: Connection timed out\"}\n"
+     "PLAY RECAP *****\nweb1 : ok=0 changed=0 unreachable=1 failed=0", "remote_unreachable"),
+    ("SQLSTATE[HY000] [2002] Connection refused (SQL: select * from users)", "environment"),
+    ("** (DBConnection.ConnectionError) tcp connect (db:5432): connection refused - :econnrefused", "environment"),
+    ("│ Could not retrieve the list of available versions for provider acme/widgets: provider registry\n"
+     "│ registry.terraform.io does not have a provider named registry.terraform.io/acme/widgets", "test_failed"),
+    ("[ERROR] Error: Docusaurus found broken links!", "test_failed"),
+    ("gunicorn.errors.HaltServer: <HaltServer 'App failed to load.' 4>", "test_failed"),
+    ("error: Couldn't find any python interpreters. Please specify at least one with -i", "agent_missing"),
+    ("Extension host terminated unexpectedly 3 times within the last 5 minutes.", "agent_failed"),
+])
+def test_readings_of_services_builds_and_tools(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    # a gate that names the flag or the directory it wants asks for setup, not for an answer
+    ("codex exec failed: Not inside a trusted directory and --skip-git-repo-check was not specified.", "environment"),
+    ("error: binary `fmt-tool` already exists in destination\nAdd --force to overwrite", "environment"),
+    # git without its transport helper is a broken git install; git's own missing extension is not
+    ("git: 'remote-https' is not a git command. See 'git --help'.", "environment"),
+    # an HTTP request timing out is the remote end, not a job's time limit
+    ("Runner connect error: The HTTP request timed out after 00:01:00.. Retrying until reconnected.", "remote_unreachable"),
+    ("No versions found\nWere https://mirror.example/simple or https://pypi.org/simple reachable?", "remote_unreachable"),
+])
+def test_gates_helpers_and_requests_that_only_look_like_something_else(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -330,6 +330,8 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "agent_failed", "unknown", 0.75, raw, line  # a shebang with a CRLF end: the script itself is broken
             if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw:
                 return "environment", "dependency", 0.75, raw, line
+            if name.startswith("remote-") and "not a git command" in line.lower():
+                return "environment", "dependency", 0.8, raw, line  # git's own transport helper: a broken git install
             if _UNQUOTED_PATH.match(raw):
                 return "test_failed", "validation", 0.7, raw, line  # "C:\\Program" of an unquoted "C:\\Program Files\\…"
             if pattern in _POWERSHELL and _CMDLET.match(name):

@@ -1,17 +1,17 @@
 """The classifier's message rules: what real failure output says, and what it means.
 
 Ordered, first match wins: the signals that decide a failure whatever else the output says come
-first (a job's time limit, a prompt no one can answer, an interrupt, a dirty tree, denied access, a
-prompt waiting for a person, a missing command, a step naming what is not there, a tool's own crash
-banner), then the local setup (disk, memory, limits, a daemon or local service down, stale locks,
-migrations the code has changed since, a toolchain missing), then a remote service's error status
-or a registry that did not answer, then dependencies (a resolver blaming the project's own
-requirements first), then the network, then the code's own failures (tests, types, compilers,
-linters, configuration syntax), then single words that lean one way when nothing more specific was
-said (low confidence, a CI runner's own failure among them), then the tools' own crashes. Every
-pattern runs on the lower-cased text; a gap between two words is bounded (``[^\\n]{0,N}``), never
-``.*``, so no rule can backtrack over a long line (the text's lines are capped too:
-``classify.prepare``), and every alternative holds a literal the prefilter can look for
+first (a job's time limit, a prompt no one can answer, a prompt a person said no to, an interrupt, a
+dirty tree, denied access, a prompt waiting for a person, a missing command, a step naming what is
+not there, a tool's own crash banner), then the local setup (disk, memory, limits, a daemon or local
+service down, stale locks, migrations the code has changed since, a toolchain missing), then a
+remote service's error status or a registry that did not answer, then dependencies (a resolver
+blaming the project's own requirements first), then the network, then the code's own failures
+(tests, types, compilers, linters, configuration syntax), then single words that lean one way when
+nothing more specific was said (low confidence, a CI runner's own failure among them), then the
+tools' own crashes. Every pattern runs on the lower-cased text; a gap between two words is bounded
+(``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the text's lines are
+capped too: ``classify.prepare``), and every alternative holds a literal the prefilter can look for
 (``literals.Prefilter``; a test holds that).
 
 Each rule: (id, failure_type, runtime kind, confidence, pattern); ``msg.command_not_found`` marks
@@ -53,6 +53,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unable to prompt|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
+    # --- a person said no to a prompt: what follows ("aborted", "canceled") is its consequence --
+    ("msg.declined", "confirmation_required", "permission", 0.85,
+     r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\))[:?]? ?no?\s*$"),
     # --- a person stopped it --------------------------------------------------------------
     ("msg.interrupted", "interrupted", "cancelled", 0.9,
      r"keyboardinterrupt|^\s*\^c|\^c\s*$|\breceived sigint\b|\bsignal:? sigint\b|\bsigint\b" + S + r"(?:received|caught|terminat)|"
@@ -137,14 +140,14 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
-     r"\[y/n\]|(?<!terminate batch job )\(y/n\)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
+     r"\[y/n\](?![\])]?[:?]? ?y(?:es)?\s*$)|(?<!terminate batch job )\(y/n\)(?![\])]?[:?]? ?y(?:es)?\s*$)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
      r"only 'yes' will be accepted|dirty database version|when not running interactively|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
      r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
-     r"add --force to overwrite|pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
+     r"pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
      r"accept the (?:sdk )?licen[cs]e|licen[cs]e agreements?" + S + r"(?:not (?:been )?accepted|accept)|"
      r"requires? (?:explicit |manual )?(?:confirmation|approval)|awaiting (?:manual )?approval|"
      r"waiting for (?:manual |human )?(?:approval|confirmation|input)|"
@@ -152,8 +155,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"destructive (?:migration|change|operation|action)|would (?:drop|destroy|delete)" + S + r"(?:table|data|rows)|"
      r"are you sure you want to continue connecting|host key verification failed|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
-     r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|not inside a trusted|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
-     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\(yn\)|\[yn\]|"
+     r"\by/n\b(?![\])]?[:?]? ?y(?:es)?\s*$)|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n(?![\])]?[:?]? ?y(?:es)?\s*$)|grant\? ?\[|"
+     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)(?![\])]?[:?]? ?y(?:es)?\s*$)|\(yn\)|\[yn\]|"
      r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
     # --- a command is missing: classify.missing_command names it and judges it ------------
     ("msg.command_not_found", "", "", 0.0, ""),
@@ -185,7 +188,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.disk", "environment", "budget", 0.9,
      r"no space left on device|\benospc\b|disk quota exceeded|\[errno 28\]|not enough (?:disk )?space|insufficient (?:disk|storage) space|"
      r"file watchers reached|max_user_watches|inotify" + S + r"(?:limit|watches)|too many open files|\bemfile\b|"
-     r"size must be smaller than|(?:exceeds?|over) (?:the )?(?:maximum|max) (?:allowed )?(?:size|length)|path(?:, file name, or both)? (?:is |are )?too long|\bmax_path\b|filename too long|"
+     r"(?:exceeds?|over) (?:the )?(?:maximum|max) (?:allowed )?(?:size|length)|path(?:, file name, or both)? (?:is |are )?too long|\bmax_path\b|filename too long|"
      r"input/output error|\beio\b|\bi/o error\b|"
      r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
@@ -197,7 +200,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"(?<!connection )(?<!operation )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
+     r"(?<!connection )(?<!operation )(?<!request )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
@@ -209,7 +212,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
-     r"can't connect to local|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
+     r"can't connect to local|sqlstate\[hy000\] \[2002\]|tcp connect[^\n]{0,30}(?:connection refused|econnrefused)|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
      r"index\.lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
@@ -219,7 +222,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
@@ -233,7 +236,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"pg_config executable not found|\blnk1181\b|\blnk1104\b|no cmake_[\w]+_compiler could be found|"
      r"requires? (?:python|node|go|java|ruby|php|rust|rustc|cargo|npm|jdk)" + S + r"(?:>=|>|version|or (?:later|newer|higher)|\d)|"
      r"(?:python|node|go|java|ruby|rustc|npm) (?:version )?[\d.]+ (?:is )?(?:not supported|too old|unsupported)|"
-     r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
+     r"unknown directive: toolchain|missing privilege separation directory|exists in filesystem \(owned by|\bno element \"|missing change-id|filenotfounderror: \[winerror 2\]|not inside a trusted directory|already exists in destination|`link\.exe` was not found|msvc targets depend on the msvc linker|linker `[\w.-]{1,40}` not found|"
      r"you must specify a region|deploymentnotfound|api deployment for this resource does not exist|not a git repository|should have been pointers|noregionerror|requires go\b|unsupported (?:engine|platform|python|node)|\bebadengine\b|"
      r"experimental \w+ feature|is not supported (?:yet|on this)|cannot install in homebrew|"
      r"externally[- ]managed[- ]environment|pep 668|java_home is not set|kubeconfig|no configuration has been provided|"
@@ -308,8 +311,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\berror code:? 52[0-4]\b|cloudflare|"
      r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
-     r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code)|"
-     r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+ reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code|=0\b)|"
+     r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+(?: or \S+)? {1,2}reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
@@ -320,7 +323,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"an argument named \"" + S + r"\" is not expected|unsupported argument|missing required argument|invalid value for|"
      r"json(?:decode)?error|invalid json|unexpected (?:end of|character)|failed to parse|"
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
-     r"invalid data found|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
+     r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
@@ -328,7 +331,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
      r"the following tests failed|tests failed out of|tests? completed, \d+ failed|\bassertionerror\b|assertion failed|"
      r"\bassert(?:ion)? error\b|expect(?:ed)?\(" + S + r"\)\.|(?<!un)expected(?! process to exit)" + G + r"(?:got|received|but was|to (?:equal|be))|"
-     r"thread '(?!main'|<unnamed>')[^'\n]{1,200}' panicked at '?assertion|failure/error:|✕|✗ \d|\bfailed\b" + S + r"\btests?\b|"
+     r"thread '(?!main'|<unnamed>')[^'\n]{1,200}' panicked at '?assertion|^assertion `left [!=]= right` failed|failure/error:|✕|✗ \d|\bfailed\b" + S + r"\btests?\b|"
      r"failed at the \S+ test script|race detected during execution of test|^warning: data race|timeout of \d+ ?ms exceeded|test suites?: \d+ failed|● test suite failed to run|^failures:$|failures=\d|errors=\d|"
      r"\(\d+ failed\)|task :\S*test\S* failed|error collecting|errors? during collection|^\s*expected:? " + G + r"\n\s*received:|"
      r"executed \d+ tests?, with [1-9]\d* failures?|errors while running ctest|\*\*\*failed\b|"
@@ -337,7 +340,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error ts\d{4}|\bts\d{4}:|error cs\d{4}|error\[e\d{4}\]|error: (?:could not compile|aborting due to)|could not compile `|"
      r"cannot find symbol|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
-     r"undefined reference to|undeclared identifier|no member named|is not assignable to|has no attribute|"
+     r"undefined reference to|ld returned \d+ exit status|does not name a type|\.(?:c|cc|cpp|cxx|h|hpp|hh|ino|m|mm|cu)[:(]\d+[:,]\d+\)?: (?:fatal )?error|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
      r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
      r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx|dart)[:(]\d+[:,]\d+\)?: error|isn't defined for the (?:class|type)\b|unresolved external symbol|"
@@ -348,12 +351,12 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
      r"would reformat|^\s*\d+:\d+\s+error\s+\S|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
      r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
-     r"code style issues found|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
+     r"code style issues found|found broken (?:links|anchors)|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
      r"\b(?:typeerror|nameerror|attributeerror|keyerror|indexerror|valueerror|zerodivisionerror|unboundlocalerror|"
      r"recursionerror|nullpointerexception|illegalargumentexception|illegalstateexception|arrayindexoutofboundsexception|"
      r"classcastexception|numberformatexception|referenceerror|rangeerror|nomethoderror|argumenterror)\b|"
-     r"call to undefined (?:function|method)|call to a member function \S+ on (?:null|array|bool)|: unbound variable\b|: parameter not set\b|undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
+     r"call to undefined (?:function|method)|'app failed to load\.'|call to a member function \S+ on (?:null|array|bool)|: unbound variable\b|: parameter not set\b|undefined method|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function\b|is not defined\b|"
      r"undefined is not an object|null is not an object|object reference not set to an instance"),
     ("msg.plan", "unclear_plan", "validation", 0.75,
      r"(?:plan|tasks|execution|context)\.md|task_graph\.json|plan (?:is )?(?:incomplete|ambiguous|unclear|missing)|"
@@ -375,7 +378,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cannot find|could not find|could not be found|unable to (?:find|locate|load)|failed to load|not found"),
     # --- the tool itself crashed ---------------------------------------------------------
     ("msg.tool_crash", "agent_failed", "unknown", 0.7,
-     r"please report (?:this|it) (?:error|bug|as a|to)|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
+     r"please report (?:this|it) (?:error|bug|as a|to)|(?:terminated|exited|crashed) unexpectedly|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
      r"access violation|0xc0000005|-1073741819|0xc00000fd|-1073741571|0xc0000409|-1073740791|unhandled (?:exception|rejection)|an unexpected error (?:has )?occurred|unexpected end of (?:json|input)|"
      r""
      r"fatal (?:python )?error|traceback \(most recent call last\)|invalid_request_error|request too large|"
