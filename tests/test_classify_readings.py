@@ -409,3 +409,35 @@ def test_readings_of_services_builds_and_tools(tail: str, want: str) -> None:
 ])
 def test_gates_helpers_and_requests_that_only_look_like_something_else(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 4096 bytes)", "environment"),
+    ("MSBUILD : error MSB1003: Specify a project or solution file.", "unclear_plan"),
+    ("ERROR: file or directory not found: tests/test_missing.py", "unclear_plan"),
+    ("Error: Could not find any test files with pattern(s): src/**/*.spec.ts", "unclear_plan"),
+    ("Error: Exceeded 8 agentic turns (--max-turns 8).", "agent_failed"),
+    ("  - Updating vendor/lib (1.2.0 => 1.2.1)\n    The package has modified files:\n    M src/a.php\n"
+     "    Discard changes [y,n,v,d,s,?]? n", "dirty_worktree"),
+    ("CondaToSNonInteractiveError: Terms of Service have not been accepted for the following channels.\n"
+     "    conda tos accept --override-channels --channel CHANNEL", "confirmation_required"),
+    ("Error: Input is required, but stdin is not readable.", "confirmation_required"),
+    ("Opening authentication page in your browser. Do you want to continue? [Y/n]", "permission"),
+    ("error: cannot format app.py: Cannot parse: 12:8: def f(:\nOh no! 1 file failed to reformat.", "test_failed"),
+    ("ERROR: usage: pytest [options] [file_or_dir]\npytest: error: unrecognized arguments: --cov=src", "environment"),
+])
+def test_readings_of_limits_gates_and_steps(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_a_package_too_new_for_this_node_is_the_setup_not_the_code() -> None:
+    installed = ("/usr/lib/node_modules/some-cli/bin/cli.js:4\n  if (err?.message) {\n         ^\n\n"
+                 "SyntaxError: Unexpected token '.'\n    at wrapSafe (internal/modules/cjs/loader.js:915:16)\n"
+                 "    at Module._compile (internal/modules/cjs/loader.js:963:27)")
+    framed = ("SyntaxError: Unexpected token '?'\n    at wrapSafe (internal/modules/cjs/loader.js:1054:16)\n"
+              "    at Object.<anonymous> (C:\\Users\\me\\AppData\\Roaming\\npm\\node_modules\\tool\\bin\\tool:2:1)")
+    own = ("/app/src/server.js:10\n  const x = ;\n            ^\n\nSyntaxError: Unexpected token ';'\n"
+           "    at wrapSafe (internal/modules/cjs/loader.js:915:16)")
+    assert said(installed)[0] == "environment"
+    assert said(framed)[0] == "environment"
+    assert said(own)[0] == "test_failed"

@@ -137,6 +137,9 @@ _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
 _PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
 _RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
 _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
+# node failing to compile a file: the "path:line" above a SyntaxError, or the first frame past node's own
+_JS_HEADER = re.compile(r"^(\S{1,300}):\d+\s*$", re.MULTILINE)
+_JS_FRAME = re.compile(r"^\s+at (?:[^\n(]{0,200}\()?((?!internal/|node:)[^\s()]{1,300}):\d+:\d+\)?\s*$", re.MULTILINE)
 # a name the project's own module does not have (a circular import, or a module outside any
 # installed package): the code to fix, not a dependency to install
 _OWN_IMPORT = re.compile(r"cannot import name [^\n]{0,200}(?:\(unknown location\)|circular import|from partially initialized)|"
@@ -361,6 +364,20 @@ def _raised_in_installed_code(lowered: str) -> bool:
     return last is not None and _INSTALLED.search(last.group(1)) is not None
 
 
+def _installed_js_does_not_parse(lowered: str) -> bool:
+    """Node could not compile a file inside node_modules: a package written for a newer node than
+    this host's, not the project's code."""
+    at = lowered.find("syntaxerror: ")
+    if at < 0 or "wrapsafe" not in lowered:
+        return False
+    head = None
+    for head in _JS_HEADER.finditer(lowered, max(0, at - 600), at):
+        pass
+    frame = _JS_FRAME.search(lowered, at)
+    path = head.group(1) if head is not None else frame.group(1) if frame is not None else ""
+    return "node_modules" in path
+
+
 def _own_import(line: str) -> bool:
     """Python's "cannot import name" about the project's own module: one that is part-way
     through importing (a circular import), a namespace with no file, or a file outside any
@@ -442,7 +459,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
             elif rule.id == "msg.dependency" and _own_import(line.lower()):
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
-            elif rule.id in _CODE_RULES and _raised_in_installed_code(lowered):
+            elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _installed_js_does_not_parse(lowered)):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
     if exit_code == 126:

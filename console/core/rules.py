@@ -50,7 +50,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"stack smashing detected|double free or corruption|malloc\(\): corrupted|free\(\): invalid pointer"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
-     r"unable to prompt|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
+     r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
     # --- a person said no to a prompt: what follows ("aborted", "canceled") is its consequence --
@@ -75,7 +75,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
-     r"(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
+     r"the package has modified files|(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
      r"(?:changes|modifications)" + S + r"would be overwritten|would be overwritten by (?:merge|checkout|rebase|pull|switch)|"
      r"you have unstaged changes|uncommitted changes|cannot overwrite a local work tree|cannot lock ref '[^'\n]{1,200}': is at [0-9a-f]{7,40} but expected|is already (?:used|checked out) by worktree|already checked out at '|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
      r"unclean working tree|git_unclean|repository is not clean|--allow-dirty|dirty state|\(dirty\)|\beuncommit\b|"
@@ -93,7 +93,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"protected branch|gh006|changes must be made through a pull request"),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
-     r"agreeing to the " + S + r"licen[cs]e|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
+     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|accept (?:the )?(?:channels?\W{0,3} )?terms of service|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -103,7 +103,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -164,7 +164,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -192,7 +192,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"input/output error|\beio\b|\bi/o error\b|"
      r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
-     r"out of memory|heap out of memory|kv cache (?:is needed|memory)|requires more (?:system |gpu )?memory|(?:insufficient|not enough) (?:gpu |system |device )?memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
+     r"out of memory|allowed memory size of \d+ bytes exhausted|heap out of memory|kv cache (?:is needed|memory)|requires more (?:system |gpu )?memory|(?:insufficient|not enough) (?:gpu |system |device )?memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
      r"\benomem\b|^\s*killed\.?\s*$|\bkilled\s+\S*(?:python|node|java|rustc|cc1|ld|gcc|clang)|killed process \d+|"
      r"signal:? 9\b|\bsignal: killed\b|\bsigkill\b|exit(?:ed)? (?:with )?code:? 137\b|exit status 137\b|code 137\b|out of memory: kill|"
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|vm\.max_map_count|"
@@ -251,7 +251,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"getting requirements to build wheel did not run successfully|requires a different python|"
      r"the engine \"\w+\" is incompatible|(?:environment variable|env(?:ironment)? var)\S*" + S + r"(?:is )?(?:not set|missing|required|undefined)|"
      r"\b[a-z][a-z0-9_]{2,40}_(?:url|uri|host|path|home|dir|key)\b is not (?:set|defined)|"
-     r"playwright install|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
+     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
      r"'ascii' codec can't (?:encode|decode)|shell has not been properly configured|ordinal not in range\(128\)|unknown encoder|(?:encoder|decoder|codec) \S+ not found|no device found|no devices/emulators found|unable to open \S+ device|device not found|\bnot in sync\b|failed to connect to esp|\blibusb\w*|\budev\b|wrong (?:os|abi) version|packages for wrong|must be available in the path|is not in (?:your |the )?path"),
     ("msg.server_status", "remote_unreachable", "tool", 0.85,
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
@@ -268,7 +268,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
      r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
     ("msg.dependency", "environment", "dependency", 0.8,
-     r"modulenotfounderror|no module named|there is no package called|couldn't resolve the package|not found: 'package:|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|error ts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
+     r"modulenotfounderror|pytest: error: unrecognized arguments: --|no module named|there is no package called|couldn't resolve the package|not found: 'package:|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|error ts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
      r"importerror: (?:no module|cannot import name|dll load failed|lib\S+: cannot open shared object)|"
      r"cannot open shared object file|library not loaded|0xc0000135|-1073741515|0xc000007b|-1073741701|image not found|dll load failed|winerror 126\b|error loading \S+\.dll|找不到指定的模块|\bmsb4019\b|"
      r"no matching distribution found|could not find a version that satisfies|resolutionimpossible|\beresolve\b|"
@@ -338,7 +338,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?"),
     ("msg.compile", "test_failed", "typecheck", 0.85,
      r"error ts\d{4}|\bts\d{4}:|error cs\d{4}|error\[e\d{4}\]|error: (?:could not compile|aborting due to)|could not compile `|"
-     r"cannot find symbol|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
+     r"cannot find symbol|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
      r"undefined reference to|ld returned \d+ exit status|does not name a type|\.(?:c|cc|cpp|cxx|h|hpp|hh|ino|m|mm|cu)[:(]\d+[:,]\d+\)?: (?:fatal )?error|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
@@ -366,7 +366,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"how would you like me to proceed|what (?:specific )?(?:action|task) (?:you'?d|you would) like me to"),
     # --- words that lean one way when nothing more specific was said ----------------------
     # a CI runner says its own machinery failed, and nothing above named why
-    ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|we stopped hearing from agent"),
+    ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
     ("msg.cancel_word", "interrupted", "cancelled", 0.6, r"\bcancell?(?:ed|ing|ation)\b|\baborted by\b"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
     ("msg.enoent", "agent_missing", "dependency", 0.6, r"\benoent\b"),
