@@ -441,3 +441,14 @@ def test_a_package_too_new_for_this_node_is_the_setup_not_the_code() -> None:
     assert said(installed)[0] == "environment"
     assert said(framed)[0] == "environment"
     assert said(own)[0] == "test_failed"
+
+
+def test_an_exception_thrown_inside_an_installed_tool_is_the_tool() -> None:
+    tool = ("TypeError: Cannot read properties of undefined (reading 'columns')\n"
+            "    at buildPlan (/work/app/node_modules/schema-kit/dist/cli.cjs:812:19)\n"
+            "    at Array.map (<anonymous>)")
+    own = ("TypeError: Cannot read properties of undefined (reading 'columns')\n"
+           "    at buildPlan (/work/app/src/plan.js:12:19)\n"
+           "    at main (/work/app/node_modules/runner/index.js:3:1)")
+    assert said(tool)[0] == "agent_failed"
+    assert said(own)[0] == "test_failed"

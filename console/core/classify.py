@@ -378,6 +378,19 @@ def _installed_js_does_not_parse(lowered: str) -> bool:
     return "node_modules" in path
 
 
+def _thrown_in_node_modules(lowered: str, at: int) -> bool:
+    """A JavaScript exception whose first stack frame (or the "path:line" node prints above it) is a
+    file inside node_modules: the installed tool's own code threw, not the project's."""
+    head = None
+    for head in _JS_HEADER.finditer(lowered, max(0, at - 600), at):
+        pass
+    frame = _JS_FRAME.search(lowered, at)
+    if frame is not None and frame.start() - at > 600:
+        frame = None
+    path = head.group(1) if head is not None else frame.group(1) if frame is not None else ""
+    return "node_modules" in path
+
+
 def _own_import(line: str) -> bool:
     """Python's "cannot import name" about the project's own module: one that is part-way
     through importing (a circular import), a namespace with no file, or a file outside any
@@ -461,6 +474,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
             elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _installed_js_does_not_parse(lowered)):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
+            elif rule.id == "msg.exception" and _thrown_in_node_modules(lowered, match.start()):
+                ftype, fkind = "agent_failed", "unknown"  # the installed tool's own code threw
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
     if exit_code == 126:
         ftype, fkind, why = EXIT_126
