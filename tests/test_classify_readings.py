@@ -391,6 +391,8 @@ def test_a_compiler_or_linker_error_is_the_code(tail: str, want: str) -> None:
     ("[ERROR] Error: Docusaurus found broken links!", "test_failed"),
     ("gunicorn.errors.HaltServer: <HaltServer 'App failed to load.' 4>", "test_failed"),
     ("error: Couldn't find any python interpreters. Please specify at least one with -i", "agent_missing"),
+    ('RuntimeError: failed to find interpreter for Builtin discover of python_spec=\'python3.12\'', "agent_missing"),
+    ("##[error]Input required and not supplied: NPM_TOKEN", "permission"),
     ("Extension host terminated unexpectedly 3 times within the last 5 minutes.", "agent_failed"),
 ])
 def test_readings_of_services_builds_and_tools(tail: str, want: str) -> None:

@@ -103,7 +103,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|input required and not supplied: \w{0,30}token|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -222,7 +222,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
