@@ -454,3 +454,40 @@ def test_an_exception_thrown_inside_an_installed_tool_is_the_tool() -> None:
            "    at main (/work/app/node_modules/runner/index.js:3:1)")
     assert said(tool)[0] == "agent_failed"
     assert said(own)[0] == "test_failed"
+
+
+def test_go_tests_routine_no_test_files_line_is_not_the_failure() -> None:
+    run = ("?   \tgithub.com/acme/app/cmd\t[no test files]\n--- FAIL: TestParse (0.00s)\n"
+           "    parse_test.go:12: got 1, want 2\nFAIL\nFAIL\tgithub.com/acme/app/parse\t0.004s")
+    assert said(run)[0] == "test_failed"
+    assert said('Error: No test files found: "test"')[0] == "unclear_plan"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("Do you agree to all the source agreements terms?\n[Y] Yes  [N] No: n\n"
+     "One or more of the source agreements were not agreed to. Operation cancelled.", "confirmation_required"),
+    ("ERROR: Ruby install aborted due to missing extensions\nTry running `apt-get install -y libssl-dev`", "environment"),
+    ("No preset version installed for command mvn\nPlease install a version by running one of the following:", "environment"),
+    ("go: cannot find main module, but found .git/config in /src/tool\n\tto create a module there, run:\n\tgo mod init", "unclear_plan"),
+])
+def test_agreements_aborted_installs_version_shims_and_go_modules(tail: str, want: str) -> None:
+    assert said(tail, 126 if "preset" in tail else 1)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("> Could not HEAD 'https://plugins.example.org/m2/a/b/1.0/b-1.0.pom'. Received status code 525 from server: "
+     "Origin SSL Handshake Error", "remote_unreachable"),
+    ("Error saving credentials: error storing credentials - err: exit status 1, out: The stub received bad data.", "environment"),
+    ("Error: HTTP Error: 410, This CLI is no longer able to deploy. Please upgrade to a newer version (>= 4.1.0).", "environment"),
+    ("Killed by signal 1.", "interrupted"),
+    ("Error: CLI 'codex' not found. Install: npm i -g @openai/codex", "agent_missing"),
+    ("ERROR: Error during SonarScanner execution\nERROR: Not authorized. Please check the properties sonar.login", "permission"),
+])
+def test_registries_credential_helpers_signals_and_names(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_a_provider_named_after_a_cdn_is_no_network_failure() -> None:
+    tail = ("│ Could not retrieve the list of available versions for provider cloudflare/cloudflare: no available releases "
+            "match the given constraints 4.1.0, 4.2.0")
+    assert said(tail)[1] != "msg.network"

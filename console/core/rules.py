@@ -55,13 +55,13 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
     # --- a person said no to a prompt: what follows ("aborted", "canceled") is its consequence --
     ("msg.declined", "confirmation_required", "permission", 0.85,
-     r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\))[:?]? ?no?\s*$"),
+     r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\)|\[n\] no)[:?]? ?no?\s*$"),
     # --- a person stopped it --------------------------------------------------------------
     ("msg.interrupted", "interrupted", "cancelled", 0.9,
      r"keyboardinterrupt|^\s*\^c|\^c\s*$|\breceived sigint\b|\bsignal:? sigint\b|\bsigint\b" + S + r"(?:received|caught|terminat)|"
      r"caught (?:third )?interrupt signal|interrupted by signal (?:2|15)\b|terminated by signal sigterm|"
      r"^\s*terminated\s*$|^\s*\[?\d*\]?\s*terminated\b" + S + r"$|received sigint, sigterm|"
-     r"(?<!failed; )\b(?:build|operation|job|run|task|upgrade|install)s? (?:was |has been |is )?(?:interrupted|cancell?ed|aborted)\b(?!\. reason: test host)|"
+     r"(?<!failed; )\b(?:build|operation|job|run|task|upgrade|install)s? (?:was |has been |is )?(?:interrupted|cancell?ed|aborted)\b(?!\. reason: test host)(?! due to)|"
      r"the operation was cancell?ed|context cancell?ed|\bcancell?ed by (?:the )?user\b|aborted by (?:the )?user|"
      r"user requested abort|gracefully shutting down|stopping operation\.\.\.|daemon will cancel the build|"
      r"cancel: daemon is still busy|finished: aborted|\"result\": \"cancell?ed\"|received a shutdown signal|"
@@ -72,7 +72,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
      r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|(?<!press )(?<!hit )(?<!use )\bctrl[+-]?c\b(?! (?:again )?to (?:quit|exit|stop|abort|cancel))|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
-     r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
+     r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\bkilled by signal (?:1|2|15)\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
      r"the package has modified files|(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
@@ -93,7 +93,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"protected branch|gh006|changes must be made through a pull request"),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
-     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|accept (?:the )?(?:channels?\W{0,3} )?terms of service|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
+     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|agreements? (?:were|was) not agreed to|accept (?:the )?(?:channels?\W{0,3} )?terms of service|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -103,7 +103,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|input required and not supplied: \w{0,30}token|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -164,7 +164,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -251,7 +251,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"getting requirements to build wheel did not run successfully|requires a different python|"
      r"the engine \"\w+\" is incompatible|(?:environment variable|env(?:ironment)? var)\S*" + S + r"(?:is )?(?:not set|missing|required|undefined)|"
      r"\b[a-z][a-z0-9_]{2,40}_(?:url|uri|host|path|home|dir|key)\b is not (?:set|defined)|"
-     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
+     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|error (?:storing|saving) credentials|upgrade to a newer version|no preset version installed for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
      r"'ascii' codec can't (?:encode|decode)|shell has not been properly configured|ordinal not in range\(128\)|unknown encoder|(?:encoder|decoder|codec) \S+ not found|no device found|no devices/emulators found|unable to open \S+ device|device not found|\bnot in sync\b|failed to connect to esp|\blibusb\w*|\budev\b|wrong (?:os|abi) version|packages for wrong|must be available in the path|is not in (?:your |the )?path"),
     ("msg.server_status", "remote_unreachable", "tool", 0.85,
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
@@ -262,7 +262,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
-     r"could not transfer artifact|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
+     r"could not transfer artifact|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
      r"peer not authenticated|unable to download data from"),
     # the resolver says the project's own requirements contradict each other: edit the manifest
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
@@ -308,7 +308,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"request to https?://\S+ failed, reason|gnutls_handshake\(\) failed|ssl_read: connection|schannel: failed|"
      r"request timed out|read timeout|timeout while (?:connecting|reading)|context deadline exceeded|"
      r"sockettimeoutexception|unknownhostexception|connectexception|nohttpresponseexception|sslhandshakeexception|"
-     r"\berror code:? 52[0-4]\b|cloudflare|"
+     r"\berror code:? 52[0-4]\b|"
      r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
      r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code|=0\b)|"
