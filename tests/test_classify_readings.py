@@ -385,7 +385,7 @@ def test_a_compiler_or_linker_error_is_the_code(tail: str, want: str) -> None:
     ("fatal: [web1]: UNREACHABLE! => {\"msg\": \"ssh: connect to host web1 port 22: Connection timed out\"}\n"
      "PLAY RECAP *****\nweb1 : ok=0 changed=0 unreachable=1 failed=0", "remote_unreachable"),
     ("SQLSTATE[HY000] [2002] Connection refused (SQL: select * from users)", "environment"),
-    ("** (DBConnection.ConnectionError) tcp connect (db:5432): connection refused - :econnrefused", "environment"),
+    ("%Postgrex.Error{message: \"tcp connect: connection refused - :econnrefused\"}", "environment"),
     ("│ Could not retrieve the list of available versions for provider acme/widgets: provider registry\n"
      "│ registry.terraform.io does not have a provider named registry.terraform.io/acme/widgets", "test_failed"),
     ("[ERROR] Error: Docusaurus found broken links!", "test_failed"),
@@ -403,8 +403,9 @@ def test_readings_of_services_builds_and_tools(tail: str, want: str) -> None:
     # a gate that names the flag or the directory it wants asks for setup, not for an answer
     ("codex exec failed: Not inside a trusted directory and --skip-git-repo-check was not specified.", "environment"),
     ("error: binary `fmt-tool` already exists in destination\nAdd --force to overwrite", "environment"),
-    # git without its transport helper is a broken git install; git's own missing extension is not
+    # git without its transport helper is a broken git install; git's missing lfs is a tool to install
     ("git: 'remote-https' is not a git command. See 'git --help'.", "environment"),
+    ("git: 'lfs' is not a git command. See 'git --help'.", "agent_missing"),
     # an HTTP request timing out is the remote end, not a job's time limit
     ("Runner connect error: The HTTP request timed out after 00:01:00.. Retrying until reconnected.", "remote_unreachable"),
     ("No versions found\nWere https://mirror.example/simple or https://pypi.org/simple reachable?", "remote_unreachable"),
@@ -418,7 +419,6 @@ def test_gates_helpers_and_requests_that_only_look_like_something_else(tail: str
     ("MSBUILD : error MSB1003: Specify a project or solution file.", "unclear_plan"),
     ("ERROR: file or directory not found: tests/test_missing.py", "unclear_plan"),
     ("Error: Could not find any test files with pattern(s): src/**/*.spec.ts", "unclear_plan"),
-    ("Error: Exceeded 8 agentic turns (--max-turns 8).", "agent_failed"),
     ("  - Updating vendor/lib (1.2.0 => 1.2.1)\n    The package has modified files:\n    M src/a.php\n"
      "    Discard changes [y,n,v,d,s,?]? n", "dirty_worktree"),
     ("CondaToSNonInteractiveError: Terms of Service have not been accepted for the following channels.\n"
@@ -436,13 +436,22 @@ def test_a_package_too_new_for_this_node_is_the_setup_not_the_code() -> None:
     installed = ("/usr/lib/node_modules/some-cli/bin/cli.js:4\n  if (err?.message) {\n         ^\n\n"
                  "SyntaxError: Unexpected token '.'\n    at wrapSafe (internal/modules/cjs/loader.js:915:16)\n"
                  "    at Module._compile (internal/modules/cjs/loader.js:963:27)")
-    framed = ("SyntaxError: Unexpected token '?'\n    at wrapSafe (internal/modules/cjs/loader.js:1054:16)\n"
-              "    at Object.<anonymous> (C:\\Users\\me\\AppData\\Roaming\\npm\\node_modules\\tool\\bin\\tool:2:1)")
+    spaced = ("C:\\Program Files\\nodejs\\node_modules\\some-cli\\bin\\cli.js:4\n  a ??= b\n    ^^^\n\n"
+              "SyntaxError: Unexpected token '??='\n    at wrapSafe (node:internal/modules/cjs/loader:1054:16)")
     own = ("/app/src/server.js:10\n  const x = ;\n            ^\n\nSyntaxError: Unexpected token ';'\n"
            "    at wrapSafe (internal/modules/cjs/loader.js:915:16)")
+    # without the "path:line" the file is not known: the first frame is whoever required it
+    required_by_a_runner = ("SyntaxError: Unexpected token '?'\n    at wrapSafe (internal/modules/cjs/loader.js:1054:16)\n"
+                            "    at Object.<anonymous> (/app/node_modules/mocha/lib/cli/run.js:3:1)")
+    # a project's type error before an unrelated package's SyntaxError is still the project's
+    both = ("src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+            "/app/node_modules/some-plugin/index.js:3\n  x ??= 1\n\nSyntaxError: Unexpected token '??='\n"
+            "    at wrapSafe (internal/modules/cjs/loader.js:915:16)")
     assert said(installed)[0] == "environment"
-    assert said(framed)[0] == "environment"
+    assert said(spaced)[0] == "environment"
     assert said(own)[0] == "test_failed"
+    assert said(required_by_a_runner)[0] == "test_failed"
+    assert said(both)[0] == "test_failed"
 
 
 def test_an_exception_thrown_inside_an_installed_tool_is_the_tool() -> None:
@@ -452,8 +461,15 @@ def test_an_exception_thrown_inside_an_installed_tool_is_the_tool() -> None:
     own = ("TypeError: Cannot read properties of undefined (reading 'columns')\n"
            "    at buildPlan (/work/app/src/plan.js:12:19)\n"
            "    at main (/work/app/node_modules/runner/index.js:3:1)")
+    spaced_own = own.replace("/work/app/src", "/Users/Jane Doe/app/src")
+    behind_node = ("node:internal/validators:162\n  throw new ERR_INVALID_ARG_TYPE(name, 'string', value);\n  ^\n\n"
+                   "TypeError [ERR_INVALID_ARG_TYPE]: The \"path\" argument must be of type string. Received undefined\n"
+                   "    at validateString (node:internal/validators:162:11)\n"
+                   "    at run (/usr/lib/node_modules/some-cli/lib/cli.js:40:7)")
     assert said(tool)[0] == "agent_failed"
     assert said(own)[0] == "test_failed"
+    assert said(spaced_own)[0] == "test_failed"
+    assert said(behind_node)[0] == "agent_failed"
 
 
 def test_go_tests_routine_no_test_files_line_is_not_the_failure() -> None:
@@ -475,13 +491,10 @@ def test_agreements_aborted_installs_version_shims_and_go_modules(tail: str, wan
 
 
 @pytest.mark.parametrize("tail, want", [
-    ("> Could not HEAD 'https://plugins.example.org/m2/a/b/1.0/b-1.0.pom'. Received status code 525 from server: "
-     "Origin SSL Handshake Error", "remote_unreachable"),
     ("Error saving credentials: error storing credentials - err: exit status 1, out: The stub received bad data.", "environment"),
-    ("Error: HTTP Error: 410, This CLI is no longer able to deploy. Please upgrade to a newer version (>= 4.1.0).", "environment"),
+    ("Error: HTTP Error: 410, This version of the deploy CLI is no longer able to deploy. Please upgrade.", "environment"),
     ("Killed by signal 1.", "interrupted"),
     ("Error: CLI 'codex' not found. Install: npm i -g @openai/codex", "agent_missing"),
-    ("ERROR: Error during SonarScanner execution\nERROR: Not authorized. Please check the properties sonar.login", "permission"),
 ])
 def test_registries_credential_helpers_signals_and_names(tail: str, want: str) -> None:
     assert said(tail)[0] == want
@@ -491,3 +504,43 @@ def test_a_provider_named_after_a_cdn_is_no_network_failure() -> None:
     tail = ("│ Could not retrieve the list of available versions for provider cloudflare/cloudflare: no available releases "
             "match the given constraints 4.1.0, 4.2.0")
     assert said(tail)[1] != "msg.network"
+
+
+@pytest.mark.parametrize("tail, rule", [
+    # where the answer alone would pass as the default's, the rule that read it is what is held
+    ("Error: Exceeded 8 agentic turns (--max-turns 8).", "msg.runner_failure"),
+    ("> Could not HEAD 'https://plugins.example.org/m2/a/b/1.0/b-1.0.pom'. Received status code 525 from server: "
+     "Origin SSL Handshake Error", "msg.fetch"),
+    ("ERROR: Error during SonarScanner execution\nERROR: Not authorized. Please check the properties sonar.login", "msg.auth"),
+])
+def test_the_rule_that_reads_it(tail: str, rule: str) -> None:
+    assert said(tail)[1] == rule
+
+
+@pytest.mark.parametrize("tail, want", [
+    # answered "y" in any of a prompt's wordings: the failure after it is what to read
+    ("Do you want to continue? [Y/n] y\nbash: codex: command not found", "agent_missing"),
+    ("Are you sure? [y/N]: y\nbash: codex: command not found", "agent_missing"),
+    ("Install the agent? [yes/no]: yes\nbash: codex: command not found", "agent_missing"),
+    # one prompt answered, a later one left waiting
+    ("Overwrite config? [y/N] y\nwrote config\nApply to production? [y/N]", "confirmation_required"),
+])
+def test_an_answered_prompt_in_any_wording_is_not_waiting(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, not_want", [
+    # notices around a failing test are not the failure
+    ("By using this CLI you accept the Terms of Service at https://example.com/tos\n--- FAIL: TestParse (0.00s)\nFAIL",
+     "confirmation_required"),
+    ("warning: you are running foo 1.2; please upgrade to a newer version\n--- FAIL: TestParse (0.00s)\nFAIL", "environment"),
+    ("Opening authentication page in your browser.\nLogged in as me\n--- FAIL: TestParse (0.00s)\nFAIL", "permission"),
+    ("ok  \tgithub.com/acme/app/util\t0.004s [no tests to run]\n--- FAIL: TestParse (0.00s)\nFAIL", "unclear_plan"),
+    # a database connection cut or a remote host not found is no crash and no local service
+    ("Error: Connection terminated unexpectedly\n    at Connection.<anonymous> (/app/node_modules/pg/lib/client.js:132:73)",
+     "agent_failed"),
+    ("SQLSTATE[HY000] [2002] php_network_getaddresses: getaddrinfo for db.example.com failed: Name or service not known",
+     "environment"),
+])
+def test_notices_and_remote_failures_do_not_take_the_wrong_class(tail: str, not_want: str) -> None:
+    assert said(tail)[0] != not_want

@@ -43,14 +43,14 @@ NO_RULE_CONFIDENCE = 0.3
 KNOWN_AGENTS = ("claude", "codex", "kimi", "aider", "gemini", "cursor-agent", "opencode", "goose", "qwen", "copilot",
                 "continue", "cline", "amp", "crush")
 # The agent, and what anything at all needs to run: interpreters and runtimes, their package
-# managers and build tools, git and its transports, shells, the cloud CLIs a step drives.
-# Missing, they are agent_missing.
+# managers and build tools, git, shells, the cloud CLIs a step drives. Missing, they are
+# agent_missing (git without its remote helpers is a broken git install: environment).
 REQUIRED = frozenset({
     "node", "nodejs", "python", "python2", "python3", "py", "pip", "pip3", "java", "javac", "ruby", "perl", "php",
     "go", "cargo", "rustc", "rustup", "dotnet", "deno", "bun", "npm", "npx", "yarn", "pnpm", "corepack", "git",
     "git-lfs", "ssh", "scp", "sftp", "rsync", "curl", "wget", "bash", "sh", "zsh", "fish", "pwsh", "powershell",
     "conda", "mamba", "uv", "poetry", "pipx", "gem", "bundle", "composer", "mvn", "gradle", "swift", "dart", "flutter",
-    "remote-https", "remote-http", "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
+    "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
     "ghci", "runhaskell", "cabal", "stack", "sbt", "scala", "kotlin", "kotlinc", "lua", "luajit", "julia", "ocaml",
     "opam", "dune", "clojure", "lein", "zig", "nim", "crystal", "groovy", "uvx", "pwsh.exe", "cmd", "tclsh", "gawk",
     "awk", "sed", "matlab", "octave", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", "kubectl", "helm",
@@ -127,6 +127,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
 ))
 
 _ENV_SHEBANG = next(p for p in _MISSING if p.pattern.startswith("env: "))
+_GIT_SUBCOMMAND = next(p for p in _MISSING if "is not a git command" in p.pattern)
 _POWERSHELL = tuple(p for p in _MISSING if "cmdlet" in p.pattern or "objectnotfound" in p.pattern or "识别为" in p.pattern)
 # a path inside the project (./x, ../x) or a virtualenv: what its setup makes, not a tool to install
 _PROJECT_LOCAL = re.compile(r"^\.{1,2}[/\\]|(?:^|[/\\])\.?v?env[/\\](?:bin|scripts)[/\\]")
@@ -138,9 +139,15 @@ _SCRIPT_PATH = re.compile(r"[\w-]\.(?:js|mjs|cjs|py|rb|pl|sh)\b")
 _PY_FRAME = re.compile(r'^\s*file "([^"\n]{1,300})", line \d+', re.MULTILINE)
 _RB_RAISED = re.compile(r"^([^\s:]{1,300}):\d+:in [`']", re.MULTILINE)
 _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
-# node failing to compile a file: the "path:line" above a SyntaxError, or the first frame past node's own
-_JS_HEADER = re.compile(r"^(\S{1,300}):\d+\s*$", re.MULTILINE)
-_JS_FRAME = re.compile(r"^\s+at (?:[^\n(]{0,200}\()?((?!internal/|node:)[^\s()]{1,300}):\d+:\d+\)?\s*$", re.MULTILINE)
+# where a JavaScript error was thrown: the "path:line" node prints above it (the file it could not
+# compile, or the line that threw), or the first stack frame outside node's own files; a path
+# may hold spaces ("C:\\Program Files\\nodejs\\...")
+_JS_HEADER = re.compile(r"^((?!node:|internal/)(?:[a-z]:)?[^\n:]{1,300}):\d+[ \t]*$", re.MULTILINE)
+_JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a-z]:)?[^\n():]{1,300}):\d+:\d+\)?[ \t]*$",
+                       re.MULTILINE)
+JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
+# a y/n prompt already answered "y" on its own line: no longer waiting
+_ANSWERED_YES = re.compile(r"[\]):?][ \t]{0,3}y(?:es)?[ \t]*$")
 # a name the project's own module does not have (a circular import, or a module outside any
 # installed package): the code to fix, not a dependency to install
 _OWN_IMPORT = re.compile(r"cannot import name [^\n]{0,200}(?:\(unknown location\)|circular import|from partially initialized)|"
@@ -286,6 +293,16 @@ def _line_of(text: str, start: int, end: int) -> str:
     return _tail(text[line_start : line_end if line_end != -1 else len(text)])
 
 
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end == -1 else end
+
+
+def _answered_yes(lowered: str, pos: int) -> bool:
+    """The prompt on the line at ``pos`` was answered "y" on that line: it is not waiting."""
+    return _ANSWERED_YES.search(lowered, lowered.rfind("\n", 0, pos) + 1, _line_end(lowered, pos)) is not None
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -334,7 +351,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "agent_failed", "unknown", 0.75, raw, line  # a shebang with a CRLF end: the script itself is broken
             if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw:
                 return "environment", "dependency", 0.75, raw, line
-            if name.startswith("remote-") and "not a git command" in line.lower():
+            if pattern is _GIT_SUBCOMMAND and name.startswith("remote-"):
                 return "environment", "dependency", 0.8, raw, line  # git's own transport helper: a broken git install
             if _UNQUOTED_PATH.match(raw):
                 return "test_failed", "validation", 0.7, raw, line  # "C:\\Program" of an unquoted "C:\\Program Files\\…"
@@ -365,30 +382,31 @@ def _raised_in_installed_code(lowered: str) -> bool:
     return last is not None and _INSTALLED.search(last.group(1)) is not None
 
 
-def _installed_js_does_not_parse(lowered: str) -> bool:
-    """Node could not compile a file inside node_modules: a package written for a newer node than
-    this host's, not the project's code."""
-    at = lowered.find("syntaxerror: ")
-    if at < 0 or "wrapsafe" not in lowered:
-        return False
+def _js_header(lowered: str, at: int) -> str:
+    """The "path:line" node printed above the error at ``at`` (the nearest, within the window)."""
     head = None
-    for head in _JS_HEADER.finditer(lowered, max(0, at - 600), at):
+    for head in _JS_HEADER.finditer(lowered, max(0, at - JS_WINDOW), at):
         pass
-    frame = _JS_FRAME.search(lowered, at)
-    path = head.group(1) if head is not None else frame.group(1) if frame is not None else ""
-    return "node_modules" in path
+    return head.group(1) if head is not None else ""
+
+
+def _installed_js_does_not_parse(lowered: str, at: int) -> bool:
+    """Node could not compile a file inside node_modules (the SyntaxError at ``at``, under the
+    file's "path:line"): a package written for a newer node than this host's, not the project's
+    code. Without that line the file is not known (the first frame is whoever required it)."""
+    if not lowered.startswith("syntaxerror", at) or "wrapsafe" not in lowered[at:at + JS_WINDOW]:
+        return False
+    return "node_modules" in _js_header(lowered, at)
 
 
 def _thrown_in_node_modules(lowered: str, at: int) -> bool:
-    """A JavaScript exception whose first stack frame (or the "path:line" node prints above it) is a
-    file inside node_modules: the installed tool's own code threw, not the project's."""
-    head = None
-    for head in _JS_HEADER.finditer(lowered, max(0, at - 600), at):
-        pass
-    frame = _JS_FRAME.search(lowered, at)
-    if frame is not None and frame.start() - at > 600:
-        frame = None
-    path = head.group(1) if head is not None else frame.group(1) if frame is not None else ""
+    """A JavaScript exception at ``at`` whose "path:line" above it, or else its first stack frame
+    outside node's own files, is inside node_modules: the installed tool's own code threw, not the
+    project's."""
+    path = _js_header(lowered, at)
+    if not path:
+        frame = _JS_FRAME.search(lowered, at, at + JS_WINDOW)
+        path = frame.group(1) if frame is not None else ""
     return "node_modules" in path
 
 
@@ -463,6 +481,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         if rule.slot not in present:
             continue
         match = RULE_FILTER.search(rule.slot, lowered, present)
+        while match is not None and rule.id == "msg.prompt" and _answered_yes(lowered, match.start()):
+            match = RULE_FILTER.search(rule.slot, lowered, present, _line_end(lowered, match.end()))
         if match:
             ftype, fkind, conf = rule.failure_type, rule.kind, rule.confidence
             line = _line_of(source, match.start(), match.end())
@@ -473,7 +493,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
             elif rule.id == "msg.dependency" and _own_import(line.lower()):
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
-            elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _installed_js_does_not_parse(lowered)):
+            elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered)
+                                             or _installed_js_does_not_parse(lowered, match.start())):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             elif rule.id == "msg.exception" and _thrown_in_node_modules(lowered, match.start()):
                 ftype, fkind = "agent_failed", "unknown"  # the installed tool's own code threw

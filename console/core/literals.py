@@ -257,12 +257,12 @@ class Prefilter:
                 found.setdefault(index, set()).update(always)
         return {index: sorted(ks) for index, ks in found.items()}
 
-    def search(self, index: int, lowered: str, present: dict[int, list[int]]) -> re.Match[str] | None:
-        """What the whole pattern's ``search`` finds, trying only the alternatives that can match."""
+    def search(self, index: int, lowered: str, present: dict[int, list[int]], pos: int = 0) -> re.Match[str] | None:
+        """What the whole pattern's ``search`` from ``pos`` finds, trying only the alternatives that can match."""
         best = None
         alternatives = self.alternatives[index]
         for k in present.get(index, ()):
-            m = alternatives[k].search(lowered)
+            m = alternatives[k].search(lowered, pos)
             if m is not None and (best is None or m.start() < best.start()):
                 best = m
         return best

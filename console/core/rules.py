@@ -93,7 +93,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"protected branch|gh006|changes must be made through a pull request"),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
-     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|agreements? (?:were|was) not agreed to|accept (?:the )?(?:channels?\W{0,3} )?terms of service|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
+     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -103,7 +103,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -140,7 +140,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
-     r"\[y/n\](?![\])]?[:?]? ?y(?:es)?\s*$)|(?<!terminate batch job )\(y/n\)(?![\])]?[:?]? ?y(?:es)?\s*$)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
+     r"\[y/n\]|(?<!terminate batch job )\(y/n\)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
@@ -155,8 +155,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"destructive (?:migration|change|operation|action)|would (?:drop|destroy|delete)" + S + r"(?:table|data|rows)|"
      r"are you sure you want to continue connecting|host key verification failed|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
-     r"\by/n\b(?![\])]?[:?]? ?y(?:es)?\s*$)|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n(?![\])]?[:?]? ?y(?:es)?\s*$)|grant\? ?\[|"
-     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)(?![\])]?[:?]? ?y(?:es)?\s*$)|\(yn\)|\[yn\]|"
+     r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
+     r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\(yn\)|\[yn\]|"
      r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
     # --- a command is missing: classify.missing_command names it and judges it ------------
     ("msg.command_not_found", "", "", 0.0, ""),
@@ -164,7 +164,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|no tests to run|error: no test specified|"
+     r"missing script:|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -212,7 +212,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
-     r"can't connect to local|sqlstate\[hy000\] \[2002\]|tcp connect[^\n]{0,30}(?:connection refused|econnrefused)|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
+     r"can't connect to local|sqlstate\[hy000\] \[2002\] (?:connection refused|no such file)|tcp connect: connection refused|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
      r"index\.lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
@@ -251,7 +251,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"getting requirements to build wheel did not run successfully|requires a different python|"
      r"the engine \"\w+\" is incompatible|(?:environment variable|env(?:ironment)? var)\S*" + S + r"(?:is )?(?:not set|missing|required|undefined)|"
      r"\b[a-z][a-z0-9_]{2,40}_(?:url|uri|host|path|home|dir|key)\b is not (?:set|defined)|"
-     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|error (?:storing|saving) credentials|upgrade to a newer version|no preset version installed for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
+     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|error (?:storing|saving) credentials|this version of " + G + r"is no longer (?:able|supported)|no preset version installed for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
      r"'ascii' codec can't (?:encode|decode)|shell has not been properly configured|ordinal not in range\(128\)|unknown encoder|(?:encoder|decoder|codec) \S+ not found|no device found|no devices/emulators found|unable to open \S+ device|device not found|\bnot in sync\b|failed to connect to esp|\blibusb\w*|\budev\b|wrong (?:os|abi) version|packages for wrong|must be available in the path|is not in (?:your |the )?path"),
     ("msg.server_status", "remote_unreachable", "tool", 0.85,
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
@@ -312,7 +312,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|temporarily unavailable|"
      r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code|=0\b)|"
-     r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S+(?: or \S+)? {1,2}reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
+     r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S{1,300}(?: or \S{1,300})? {1,2}reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
@@ -378,7 +378,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cannot find|could not find|could not be found|unable to (?:find|locate|load)|failed to load|not found"),
     # --- the tool itself crashed ---------------------------------------------------------
     ("msg.tool_crash", "agent_failed", "unknown", 0.7,
-     r"please report (?:this|it) (?:error|bug|as a|to)|(?:terminated|exited|crashed) unexpectedly|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
+     r"please report (?:this|it) (?:error|bug|as a|to)|(?<!connection )(?<!socket )(?<!stream )(?:terminated|exited|crashed) unexpectedly|\bbug report\b|uncaught error in|^panic: |thread '(?:main|<unnamed>)' panicked|segmentation fault|\bsigsegv\b|core dumped|"
      r"access violation|0xc0000005|-1073741819|0xc00000fd|-1073741571|0xc0000409|-1073740791|unhandled (?:exception|rejection)|an unexpected error (?:has )?occurred|unexpected end of (?:json|input)|"
      r""
      r"fatal (?:python )?error|traceback \(most recent call last\)|invalid_request_error|request too large|"
