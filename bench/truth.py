@@ -61,8 +61,9 @@ def route_of(failure_type: str) -> str:
 
 
 def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per split: accuracy on failure_type and route, per-class precision and recall, the
-    confusion matrix (rows: the label, columns: what the console said), and the misses."""
+    """Per split: accuracy on failure_type and route (and on failure_type against the first
+    labels), per-class precision and recall, the confusion matrix (rows: the label, columns: what
+    the console said), the two readers' agreement, and the misses."""
     from console.core.classify import classify_event
 
     out: dict[str, Any] = {}
