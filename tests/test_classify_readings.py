@@ -544,3 +544,23 @@ def test_an_answered_prompt_in_any_wording_is_not_waiting(tail: str, want: str) 
 ])
 def test_notices_and_remote_failures_do_not_take_the_wrong_class(tail: str, not_want: str) -> None:
     assert said(tail)[0] != not_want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("CommandError: Conflicting migrations detected; multiple leaf nodes in the migration graph: "
+     "(0007_a, 0007_b in shop).\nTo fix them run 'python manage.py makemigrations --merge'", "test_failed"),
+    ("fatal: detected dubious ownership in repository at '/src/app'\nTo add an exception for this directory, call:",
+     "environment"),
+    ("*** Please tell me who you are.\n\nRun\n\n  git config --global user.email \"you@example.com\"", "environment"),
+    ("remote: - GITHUB PUSH PROTECTION\nremote:   (?) To push, remove secret from commit(s) or follow this URL to allow "
+     "the secret.", "confirmation_required"),
+    ("+ npm ci && npm test\n+        ~~\nThe token '&&' is not a valid statement separator in this version.", "unclear_plan"),
+    ("Warning: Python 3.8 was not found on your system…\nNeither 'pyenv' nor 'asdf' could be found to install Python.",
+     "agent_missing"),
+    ("$ yarn\nVolta error: Yarn is not available.", "agent_missing"),
+    # Ctrl-C at an apply's approval prompt is a stop, not a prompt no one could answer
+    ("  Enter a value: ^C\nInterrupt received.\n\n│ Error: error asking for approval: interrupted", "interrupted"),
+    ("Missing encryption key to decrypt file with. Ask your team for your master key", "permission"),
+])
+def test_migrations_git_setup_gates_shells_and_fixtures(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -119,6 +119,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
     r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\bcli ['\"]([\w.+-]{1,60})['\"] (?:not found|is not installed)",
+    r"volta error: ([\w.+-]{1,60}) is not available",
     r"\b([\w.+-]{1,60}) not found at: ",
     r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there
     r"([\w.+-]{1,60}): readcreateprocess: runinteractiveprocess: exec: does not exist",  # Haskell's process library

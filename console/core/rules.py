@@ -1,18 +1,18 @@
 """The classifier's message rules: what real failure output says, and what it means.
 
 Ordered, first match wins: the signals that decide a failure whatever else the output says come
-first (a job's time limit, a prompt no one can answer, a prompt a person said no to, an interrupt, a
-dirty tree, denied access, a prompt waiting for a person, a missing command, a step naming what is
-not there, a tool's own crash banner), then the local setup (disk, memory, limits, a daemon or local
-service down, stale locks, migrations the code has changed since, a toolchain missing), then a
-remote service's error status or a registry that did not answer, then dependencies (a resolver
-blaming the project's own requirements first), then the network, then the code's own failures
-(tests, types, compilers, linters, configuration syntax), then single words that lean one way when
-nothing more specific was said (low confidence, a CI runner's own failure among them), then the
-tools' own crashes. Every pattern runs on the lower-cased text; a gap between two words is bounded
-(``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the text's lines are
-capped too: ``classify.prepare``), and every alternative holds a literal the prefilter can look for
-(``literals.Prefilter``; a test holds that).
+first (a job's time limit, Ctrl-C at a prompt, a prompt no one can answer, a prompt a person said no
+to, an interrupt, a dirty tree, denied access, a prompt waiting for a person, a missing command, a
+step naming what is not there, a tool's own crash banner), then the local setup (disk, memory,
+limits, a daemon or local service down, stale locks, migrations the code has changed since, a
+toolchain missing), then a remote service's error status or a registry that did not answer, then
+dependencies (a resolver blaming the project's own requirements first), then the network, then the
+code's own failures (tests, types, compilers, linters, configuration syntax), then single words that
+lean one way when nothing more specific was said (low confidence, a CI runner's own failure among
+them), then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between two
+words is bounded (``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the
+text's lines are capped too: ``classify.prepare``), and every alternative holds a literal the
+prefilter can look for (``literals.Prefilter``; a test holds that).
 
 Each rule: (id, failure_type, runtime kind, confidence, pattern); ``msg.command_not_found`` marks
 where ``classify.missing_command`` runs (a missing command is named and judged, not matched).
@@ -48,6 +48,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the C library aborted a corrupted process: its "terminated" is a crash, not a stop ---
     ("msg.libc_abort", "agent_failed", "unknown", 0.85,
      r"stack smashing detected|double free or corruption|malloc\(\): corrupted|free\(\): invalid pointer"),
+    # --- Ctrl-C typed at a prompt: the stop, not the prompt it left unanswered ------------------
+    ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\]] {0,3}\^c\s*$"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
      r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
@@ -90,7 +92,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales"),
     # --- a protected branch wants a pull request and a person's review, whatever else it says
     ("msg.protected_branch", "confirmation_required", "permission", 0.85,
-     r"protected branch|gh006|changes must be made through a pull request"),
+     r"protected branch|gh006|changes must be made through a pull request|push protection|to allow the secret\b"),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
      r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
@@ -103,7 +105,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -130,7 +132,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b40[13]\b[\s:]{0,40}(?:forbidden|unauthori[sz]ed)|invalid or\s+non-existent\s+authentication|"
      r"\bunauthenticated\b|invalid_grant|cannot fetch token|access is denied|not in the sudoers|"
      r"must be run as (?:root|administrator)|requires? (?:root|elevation|administrator)|run (?:it |this )?as (?:root|administrator)|"
-     r"dubious ownership|unsafe repository|pull access denied|may require '?docker login|unauthorized: |error: unauthorized|"
+     r"pull access denied|may require '?docker login|unauthorized: |error: unauthorized|"
      r"expiredtoken|invalidclienttokenid|authorizationfailed|does not have authorization|insufficient (?:authentication )?scopes?|"
      r"insufficient_scope|repository not found|missing_scope|not authori[sz]ed [`'\"]|(?:missing|bad|invalid|wrong) username|not_allowed_token_type|invalid_auth\b|or you do not have access to it|\bsaml\b|sso (?:session|token)" + S + r"(?:expired|required)|"
      r"secret (?:key )?(?:is )?(?:invalid|incorrect)|incorrect password|wrong password|login failed|logon failure|"
@@ -164,7 +166,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
+     r"missing script:|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -222,11 +224,11 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|\bpython [^\n]{1,80} was not found on your system|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
-     r"migration checksum mismatch|checksum mismatch for migration|multiple head revisions are present|"
+     r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
      r"migrations? (?:have|has) failed validation"),
     ("msg.toolchain", "environment", "dependency", 0.8,
      r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
@@ -251,7 +253,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"getting requirements to build wheel did not run successfully|requires a different python|"
      r"the engine \"\w+\" is incompatible|(?:environment variable|env(?:ironment)? var)\S*" + S + r"(?:is )?(?:not set|missing|required|undefined)|"
      r"\b[a-z][a-z0-9_]{2,40}_(?:url|uri|host|path|home|dir|key)\b is not (?:set|defined)|"
-     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|error (?:storing|saving) credentials|this version of " + G + r"is no longer (?:able|supported)|no preset version installed for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
+     r"playwright install|run 'cypress install'|cypress binary is missing|browsers? (?:is |are )?not installed|executable doesn't exist at|no usable sandbox|chromedriver only supports|session not created|no version (?:is )?set for|error (?:storing|saving) credentials|detected dubious ownership|unsafe repository \(|please tell me who you are|(?:committer|author) identity unknown|this version of " + G + r"is no longer (?:able|supported)|no preset version installed for|(?:failed|unable) to load (?:the )?model|hash (?:does not|doesn't) match|checksum (?:mismatch|does not match|failed)|dependencies are missing|too old\b|too new\b|requires? (?:a )?newer|version mismatch|only supports\b|not compatible with|incompatible (?:with|version)|unable to locate a java|no java runtime|(?:is|are) not (?:installed|available) on|\bunsupported (?:version|architecture|os|operating system)|"
      r"'ascii' codec can't (?:encode|decode)|shell has not been properly configured|ordinal not in range\(128\)|unknown encoder|(?:encoder|decoder|codec) \S+ not found|no device found|no devices/emulators found|unable to open \S+ device|device not found|\bnot in sync\b|failed to connect to esp|\blibusb\w*|\budev\b|wrong (?:os|abi) version|packages for wrong|must be available in the path|is not in (?:your |the )?path"),
     ("msg.server_status", "remote_unreachable", "tool", 0.85,
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
