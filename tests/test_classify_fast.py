@@ -65,7 +65,8 @@ def plain_classify(event):
     whole = {rule.slot: rule.pattern for rule in C.MESSAGE_RULES if rule.pattern is not None}
     saved = C.RULE_FILTER.present, C.RULE_FILTER.search, C.MISSING_FILTER.present
     C.RULE_FILTER.present = lambda lowered: dict.fromkeys(whole, [])
-    C.RULE_FILTER.search = lambda slot, lowered, present, pos=0: whole[slot].search(lowered, pos)
+    C.RULE_FILTER.search = lambda slot, lowered, present, accept=None: next(
+        (m for m in whole[slot].finditer(lowered) if accept is None or accept(m)), None)
     C.MISSING_FILTER.present = lambda lowered: dict.fromkeys(range(len(C._MISSING)), [])
     try:
         return C.classify_event(event)

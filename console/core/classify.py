@@ -481,9 +481,10 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             continue
         if rule.slot not in present:
             continue
-        match = RULE_FILTER.search(rule.slot, lowered, present)
-        while match is not None and rule.id == "msg.prompt" and _answered_yes(lowered, match.start()):
-            match = RULE_FILTER.search(rule.slot, lowered, present, _line_end(lowered, match.end()))
+        if rule.id == "msg.prompt":  # a prompt answered "y" on its own line is not waiting: read on
+            match = RULE_FILTER.search(rule.slot, lowered, present, lambda m: not _answered_yes(lowered, m.start()))
+        else:
+            match = RULE_FILTER.search(rule.slot, lowered, present)
         if match:
             ftype, fkind, conf = rule.failure_type, rule.kind, rule.confidence
             line = _line_of(source, match.start(), match.end())

@@ -13,7 +13,7 @@ would: the leftmost match, the first alternative among those matching there.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 import ahocorasick
 
@@ -257,12 +257,17 @@ class Prefilter:
                 found.setdefault(index, set()).update(always)
         return {index: sorted(ks) for index, ks in found.items()}
 
-    def search(self, index: int, lowered: str, present: dict[int, list[int]], pos: int = 0) -> re.Match[str] | None:
-        """What the whole pattern's ``search`` from ``pos`` finds, trying only the alternatives that can match."""
+    def search(self, index: int, lowered: str, present: dict[int, list[int]],
+               accept: Callable[[re.Match[str]], bool] | None = None) -> re.Match[str] | None:
+        """What the whole pattern's ``search`` finds, trying only the alternatives that can match;
+        with ``accept``, the first match it accepts (one pass over the text per alternative)."""
         best = None
         alternatives = self.alternatives[index]
         for k in present.get(index, ()):
-            m = alternatives[k].search(lowered, pos)
+            if accept is None:
+                m = alternatives[k].search(lowered)
+            else:
+                m = next((m for m in alternatives[k].finditer(lowered) if accept(m)), None)
             if m is not None and (best is None or m.start() < best.start()):
                 best = m
         return best
