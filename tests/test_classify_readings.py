@@ -564,3 +564,37 @@ def test_notices_and_remote_failures_do_not_take_the_wrong_class(tail: str, not_
 ])
 def test_migrations_git_setup_gates_shells_and_fixtures(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("      > Could not GET 'https://repo.example.org/m2/a/b/1.0/b-1.0.pom'.\n         > Remote host closed connection "
+     "during handshake", "remote_unreachable"),
+    ("Timeout waiting to lock journal cache (/home/ci/.gradle/caches/journal-1). It is currently in use by another "
+     "Gradle instance.", "environment"),
+    ("error: No profiles for 'com.example.app' were found: Xcode couldn't find any iOS App Development provisioning "
+     "profiles matching 'com.example.app'.", "permission"),
+    ("Caused by: java.security.UnrecoverableKeyException: Password verification failed", "permission"),
+    ("Failed to install the following Android SDK packages as some licences have not been accepted.", "confirmation_required"),
+    ('CMake Error: The source directory "/src" does not appear to contain CMakeLists.txt.', "unclear_plan"),
+    ("internal/pkg/mem_test.go:64: arg x for printf verb %d of wrong type: float64\nexit status 1", "test_failed"),
+])
+def test_gradle_xcode_keystores_licences_and_vet(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_a_port_that_failed_is_no_count_of_failed_tests() -> None:
+    tail = ('connection to server at "10.0.0.5", port 5432 failed: server closed the connection unexpectedly\n'
+            "\tThis probably means the server terminated abnormally")
+    assert said(tail)[1] != "msg.test"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("agents.exceptions.MaxTurnsExceeded: Max turns (10) exceeded", "agent_failed"),
+    ('"You have exhausted your daily quota on this model."', "permission"),
+    ("Retrying in 51s · attempt 7\n\nFree limit reached", "permission"),
+    ("Claude Code native binary not found at /opt/sdk/node_modules/@anthropic-ai/sdk-linux-x64/claude.", "agent_missing"),
+    ("clang-16: error: unknown argument: '-fcx-limited-range'", "test_failed"),
+    ("error: unknown warning option '-Wunsafe-loop-optimizations' [-Werror,-Wunknown-warning-option]", "test_failed"),
+])
+def test_agent_turns_quotas_sdk_binaries_and_compiler_flags(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -116,7 +116,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b([\w.+-]{1,60}) command could not be found",
     r"(python) was not found; run without arguments",
     r"gyp err! find (python) ",
-    r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
+    r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: native)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
     r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\bcli ['\"]([\w.+-]{1,60})['\"] (?:not found|is not installed)",
     r"volta error: ([\w.+-]{1,60}) is not available",

@@ -95,7 +95,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"protected branch|gh006|changes must be made through a pull request|push protection|to allow the secret\b"),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
-     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
+     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -105,7 +105,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '|provisioning profiles? matching|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -166,7 +166,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
+     r"missing script:|does not appear to contain cmakelists\.txt|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\.|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
@@ -216,7 +216,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|sqlstate\[hy000\] \[2002\] (?:connection refused|no such file)|tcp connect: connection refused|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"index\.lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
+     r"index\.lock|in use by another gradle instance|timeout waiting to lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
      r"migrations? (?:not applied|have not been applied|are pending|pending)|resolved migration not applied|"
@@ -264,7 +264,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
-     r"could not transfer artifact|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
+     r"could not transfer artifact|could not (?:get|head) 'https?://|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
      r"peer not authenticated|unable to download data from"),
     # the resolver says the project's own requirements contradict each other: edit the manifest
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
@@ -327,7 +327,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!port )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
@@ -340,7 +340,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?"),
     ("msg.compile", "test_failed", "typecheck", 0.85,
      r"error ts\d{4}|\bts\d{4}:|error cs\d{4}|error\[e\d{4}\]|error: (?:could not compile|aborting due to)|could not compile `|"
-     r"cannot find symbol|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
+     r"cannot find symbol|unknown (?:warning option|argument):? '-|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
      r"undefined reference to|ld returned \d+ exit status|does not name a type|\.(?:c|cc|cpp|cxx|h|hpp|hh|ino|m|mm|cu)[:(]\d+[:,]\d+\)?: (?:fatal )?error|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
@@ -353,7 +353,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
      r"would reformat|^\s*\d+:\d+\s+error\s+\S|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
      r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
-     r"code style issues found|found broken (?:links|anchors)|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
+     r"code style issues found|for printf verb %|found broken (?:links|anchors)|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
      r"\b(?:typeerror|nameerror|attributeerror|keyerror|indexerror|valueerror|zerodivisionerror|unboundlocalerror|"
      r"recursionerror|nullpointerexception|illegalargumentexception|illegalstateexception|arrayindexoutofboundsexception|"
@@ -368,7 +368,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"how would you like me to proceed|what (?:specific )?(?:action|task) (?:you'?d|you would) like me to"),
     # --- words that lean one way when nothing more specific was said ----------------------
     # a CI runner says its own machinery failed, and nothing above named why
-    ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
+    ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|maxturnsexceeded|max turns \(\d+\) exceeded|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
     ("msg.cancel_word", "interrupted", "cancelled", 0.6, r"\bcancell?(?:ed|ing|ation)\b|\baborted by\b"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
     ("msg.enoent", "agent_missing", "dependency", 0.6, r"\benoent\b"),
