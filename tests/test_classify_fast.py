@@ -60,13 +60,20 @@ def test_normalise_equals_the_reference():
         assert fingerprint("k", m) == fingerprint("k", m)
 
 
+def plain_search(pattern, lowered, skip):
+    """The whole pattern's search, passing over what ``skip`` passes over."""
+    m = pattern.search(lowered)
+    while m is not None and skip is not None and (resume := skip(m)) is not None:
+        m = pattern.search(lowered, max(resume, m.start() + 1))
+    return m
+
+
 def plain_classify(event):
     """classify_event as the rule table reads with no prefilter: every rule's whole pattern in turn."""
     whole = {rule.slot: rule.pattern for rule in C.MESSAGE_RULES if rule.pattern is not None}
     saved = C.RULE_FILTER.present, C.RULE_FILTER.search, C.MISSING_FILTER.present
     C.RULE_FILTER.present = lambda lowered: dict.fromkeys(whole, [])
-    C.RULE_FILTER.search = lambda slot, lowered, present, accept=None: next(
-        (m for m in whole[slot].finditer(lowered) if accept is None or accept(m)), None)
+    C.RULE_FILTER.search = lambda slot, lowered, present, skip=None: plain_search(whole[slot], lowered, skip)
     C.MISSING_FILTER.present = lambda lowered: dict.fromkeys(range(len(C._MISSING)), [])
     try:
         return C.classify_event(event)

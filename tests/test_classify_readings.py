@@ -598,3 +598,37 @@ def test_a_port_that_failed_is_no_count_of_failed_tests() -> None:
 ])
 def test_agent_turns_quotas_sdk_binaries_and_compiler_flags(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, not_want", [
+    # a warning that pipenv gets past (it installs the Python) is not what failed
+    ("Warning: Python 3.8 was not found on your system…\nInstalling CPython 3.8 with pyenv…\n"
+     "--- FAIL: TestParse (0.00s)\nFAIL", "agent_missing"),
+    # clang's warning about a flag it does not know is no compile error
+    ("warning: unknown warning option '-Wfoo' [-Wunknown-warning-option]\nSegmentation fault (core dumped)", "test_failed"),
+    # a test whose name holds the words is a failing test, not a push held back
+    ("  ✕ push protection blocks a leaked secret (12 ms)\nTests:       1 failed, 9 passed, 10 total", "confirmation_required"),
+])
+def test_warnings_and_test_names_do_not_decide(tail: str, not_want: str) -> None:
+    assert said(tail)[0] != not_want
+
+
+def test_an_answered_apply_prompt_after_its_blank_line_is_not_waiting() -> None:
+    tail = ("Plan: 1 to add, 0 to change, 0 to destroy.\n\n  Enter a value: yes\n\n"
+            "aws_instance.web: Creating...\nError: dial tcp 10.1.2.3:443: i/o timeout")
+    assert said(tail)[0] == "remote_unreachable"
+    assert said("Export 2 failed, 10 passed")[1] == "msg.test"
+
+
+@pytest.mark.parametrize("tail, rule", [
+    ("CommandError: Conflicting migrations detected; multiple leaf nodes in the migration graph: (0007_a, 0007_b in shop).",
+     "msg.migration_history"),
+    ("      > Could not GET 'https://repo.example.org/m2/a/b/1.0/b-1.0.pom'.\n         > Remote host closed connection "
+     "during handshake", "msg.fetch"),
+    ("Caused by: java.security.UnrecoverableKeyException: Password verification failed", "msg.auth"),
+    ('CMake Error: The source directory "/src" does not appear to contain CMakeLists.txt.', "msg.no_target"),
+    ("internal/pkg/mem_test.go:64: arg x for printf verb %d of wrong type: float64\nexit status 1", "msg.lint"),
+    ("clang-16: error: unknown argument: '-fcx-limited-range'", "msg.compile"),
+])
+def test_the_rule_that_reads_the_later_rounds(tail: str, rule: str) -> None:
+    assert said(tail)[1] == rule

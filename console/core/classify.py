@@ -299,9 +299,13 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if end == -1 else end
 
 
-def _answered_yes(lowered: str, pos: int) -> bool:
-    """The prompt on the line at ``pos`` was answered "y" on that line: it is not waiting."""
-    return _ANSWERED_YES.search(lowered, lowered.rfind("\n", 0, pos) + 1, _line_end(lowered, pos)) is not None
+def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
+    """Where to read on from, when the prompt matched was answered "y" on its own line (the line
+    of the match's first visible character): it is not waiting. None when it is."""
+    text = m.group(0)
+    pos = m.start() + len(text) - len(text.lstrip())
+    end = _line_end(lowered, pos)
+    return end if _ANSWERED_YES.search(lowered, lowered.rfind("\n", 0, pos) + 1, end) else None
 
 
 def _int(value: Any) -> int | None:
@@ -482,7 +486,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         if rule.slot not in present:
             continue
         if rule.id == "msg.prompt":  # a prompt answered "y" on its own line is not waiting: read on
-            match = RULE_FILTER.search(rule.slot, lowered, present, lambda m: not _answered_yes(lowered, m.start()))
+            match = RULE_FILTER.search(rule.slot, lowered, present, lambda m: _past_answered_prompt(lowered, m))
         else:
             match = RULE_FILTER.search(rule.slot, lowered, present)
         if match:

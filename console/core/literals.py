@@ -258,16 +258,21 @@ class Prefilter:
         return {index: sorted(ks) for index, ks in found.items()}
 
     def search(self, index: int, lowered: str, present: dict[int, list[int]],
-               accept: Callable[[re.Match[str]], bool] | None = None) -> re.Match[str] | None:
-        """What the whole pattern's ``search`` finds, trying only the alternatives that can match;
-        with ``accept``, the first match it accepts (one pass over the text per alternative)."""
+               skip: Callable[[re.Match[str]], int | None] | None = None) -> re.Match[str] | None:
+        """What the whole pattern's ``search`` finds, trying only the alternatives that can match.
+
+        With ``skip``: a match it answers with a position is passed over, and that alternative
+        searches on from there (a position past the match); the result is the leftmost of each
+        alternative's first match not passed over."""
         best = None
         alternatives = self.alternatives[index]
         for k in present.get(index, ()):
-            if accept is None:
-                m = alternatives[k].search(lowered)
-            else:
-                m = next((m for m in alternatives[k].finditer(lowered) if accept(m)), None)
+            m = alternatives[k].search(lowered)
+            while m is not None and skip is not None:
+                resume = skip(m)
+                if resume is None:
+                    break
+                m = alternatives[k].search(lowered, max(resume, m.start() + 1))
             if m is not None and (best is None or m.start() < best.start()):
                 best = m
         return best

@@ -1,16 +1,17 @@
 """The classifier's message rules: what real failure output says, and what it means.
 
 Ordered, first match wins: the signals that decide a failure whatever else the output says come
-first (a job's time limit, Ctrl-C at a prompt, a prompt no one can answer, a prompt a person said no
-to, an interrupt, a dirty tree, denied access, a prompt waiting for a person, a missing command, a
-step naming what is not there, a tool's own crash banner), then the local setup (disk, memory,
-limits, a daemon or local service down, stale locks, migrations the code has changed since, a
-toolchain missing), then a remote service's error status or a registry that did not answer, then
-dependencies (a resolver blaming the project's own requirements first), then the network, then the
-code's own failures (tests, types, compilers, linters, configuration syntax), then single words that
-lean one way when nothing more specific was said (low confidence, a CI runner's own failure among
-them), then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between two
-words is bounded (``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the
+first (a job's time limit, a credential no one can type here, a TTY flag with no terminal, the C
+library aborting a corrupted process, Ctrl-C at a prompt, a prompt no one can answer, a prompt a
+person said no to, an interrupt, a dirty tree, denied access, a prompt waiting for a person, a
+missing command, a step naming what is not there, a tool's own crash banner), then the local setup
+(disk, memory, limits, a daemon or local service down, stale locks, migrations the code has changed
+since, a toolchain missing), then a remote service's error status or a registry that did not answer,
+then dependencies (a resolver blaming the project's own requirements first), then the network, then
+the code's own failures (tests, types, compilers, linters, configuration syntax), then single words
+that lean one way when nothing more specific was said (low confidence, a CI runner's own failure
+among them), then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between
+two words is bounded (``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the
 text's lines are capped too: ``classify.prepare``), and every alternative holds a literal the
 prefilter can look for (``literals.Prefilter``; a test holds that).
 
@@ -92,7 +93,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales"),
     # --- a protected branch wants a pull request and a person's review, whatever else it says
     ("msg.protected_branch", "confirmation_required", "permission", 0.85,
-     r"protected branch|gh006|changes must be made through a pull request|push protection|to allow the secret\b"),
+     r"protected branch|gh006|changes must be made through a pull request|- github push protection|\bgh013\b|to allow the secret\."),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
      r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
@@ -105,7 +106,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '|provisioning profiles? matching|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
+     r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '[^'\n]{1,200}' were found|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
@@ -224,7 +225,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # the runtime itself is not there (not a library or a setting of it)
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
-     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|\bpython [^\n]{1,80} was not found on your system|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
+     r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|neither 'pyenv' nor 'asdf' could be found|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
@@ -327,7 +328,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!port )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
@@ -340,7 +341,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?"),
     ("msg.compile", "test_failed", "typecheck", 0.85,
      r"error ts\d{4}|\bts\d{4}:|error cs\d{4}|error\[e\d{4}\]|error: (?:could not compile|aborting due to)|could not compile `|"
-     r"cannot find symbol|unknown (?:warning option|argument):? '-|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
+     r"cannot find symbol|error: unknown (?:warning option|argument):? '-|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
      r"undefined reference to|ld returned \d+ exit status|does not name a type|\.(?:c|cc|cpp|cxx|h|hpp|hh|ino|m|mm|cu)[:(]\d+[:,]\d+\)?: (?:fatal )?error|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
