@@ -287,16 +287,18 @@ def _tail(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _line_of(text: str, start: int, end: int) -> str:
-    """The whole line around a match, which makes better evidence than the match alone."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    return _tail(text[line_start : line_end if line_end != -1 else len(text)])
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
 
 
 def _line_end(text: str, pos: int) -> int:
     end = text.find("\n", pos)
     return len(text) if end == -1 else end
+
+
+def _line_of(text: str, start: int, end: int) -> str:
+    """The whole line around a match, which makes better evidence than the match alone."""
+    return _tail(text[_line_start(text, start) : _line_end(text, end)])
 
 
 def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
@@ -305,7 +307,7 @@ def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
     text = m.group(0)
     pos = m.start() + len(text) - len(text.lstrip())
     end = _line_end(lowered, pos)
-    return end if _ANSWERED_YES.search(lowered, lowered.rfind("\n", 0, pos) + 1, end) else None
+    return end if _ANSWERED_YES.search(lowered, _line_start(lowered, pos), end) else None
 
 
 def _int(value: Any) -> int | None:

@@ -284,7 +284,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not installed|is not installed|gem::missingspecerror|could not find gem|bundler could not find|run `bundle install`|"
      r"npm err! (?:code )?e404|\be404\b|404 not found" + S + r"(?:registry|npm|package|pypi)|"
      r"module (?:was )?(?:compiled against a different node\.js version|did not self-register)|node_module_version|"
-     r"could not find artifact|dependency resolution failed|unable to select packages|plan construction failed|\bnu1101\b|unable to find package|reportmissingimports|reportmissingmodulesource|missing prebuilt package|dependencies could not be resolved|"
+     r"could not find artifact|dependency resolution failed|unable to select packages|\bnu1101\b|unable to find package|reportmissingimports|reportmissingmodulesource|missing prebuilt package|dependencies could not be resolved|"
      r"no versions? of \S+ match|none of the providers can be installed|no results matching|\bunbound module\b|(?:package|module|library|crate|gem|dependency) \S+ (?:is )?(?:missing|not available)|"
      r"\b(?:status code|http|error|code)\W{0,3}404\b|404 client error|\b404 not found\b"),
     # --- the network and remote services -------------------------------------------------
