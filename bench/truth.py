@@ -91,8 +91,11 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
         for t in TYPES:
             n = sum(confusion[t].values())
             hit = confusion[t][t]
+            # the second reader's recall of the class, against the first label (which they never saw)
+            firsts = [entry["id"] for entry, _second in readers if first_label(entry) == t]
             per_class[t] = {"n": n, "recall": round(hit / n, 3) if n else None,
-                            "precision": round(hit / said[t], 3) if said[t] else None}
+                            "precision": round(hit / said[t], 3) if said[t] else None,
+                            "second_reader_recall": round(sum(i in agreed for i in firsts) / len(firsts), 3) if firsts else None}
         out[split] = {
             "entries": len(pairs),
             "failure_type": round(right_type / len(pairs), 3) if pairs else None,
@@ -198,10 +201,12 @@ def markdown(report: dict[str, Any]) -> str:
         if r["entries"]:
             out.append(f"| {split} | {r['failure_type']:.1%} | {r['route']:.1%} | {r['console_where_readers_agree']:.1%} |")
     for split in ("holdout", "dev"):
-        out += ["", f"Per class, {split}:", "", "| class | n | recall | precision |", "|---|---|---|---|"]
+        out += ["", f"Per class, {split} (the last column: how often the second reader, from the event alone, "
+                "chose the class where the first label is it):", "",
+                "| class | n | recall | precision | second reader's recall |", "|---|---|---|---|---|"]
         for t, v in report[split]["per_class"].items():
             cell = lambda x: "—" if x is None else f"{x:.0%}"
-            out.append(f"| `{t}` | {v['n']} | {cell(v['recall'])} | {cell(v['precision'])} |")
+            out.append(f"| `{t}` | {v['n']} | {cell(v['recall'])} | {cell(v['precision'])} | {cell(v['second_reader_recall'])} |")
     said = [t for t in TYPES] + ["not_a_failure"]
     out += ["", "Confusion, holdout (rows: the label; columns: what the console said):", "",
             "| label | " + " | ".join(f"`{t}`" for t in said) + " |", "|---|" + "---|" * len(said)]
@@ -244,9 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         if r["entries"]:
             print(f"  {split:8s} failure_type {r['failure_type']:.3f}  route {r['route']:.3f}  "
                   f"console where both agree {r['console_where_readers_agree']:.3f}")
-    print("\nholdout per class:          n  recall precision")
+    print("\nholdout per class:          n  recall precision  second reader's recall")
     for t, v in report["holdout"]["per_class"].items():
-        print(f"  {t:22s} {v['n']:4d}  {v['recall'] if v['recall'] is not None else '-':>6}  {v['precision'] if v['precision'] is not None else '-':>6}")
+        dash = lambda x: x if x is not None else "-"
+        print(f"  {t:22s} {v['n']:4d}  {dash(v['recall']):>6}  {dash(v['precision']):>6}  {dash(v['second_reader_recall']):>6}")
     print("\nholdout confusion (label -> what the console said):")
     for want, got in report["holdout"]["confusion"].items():
         print(f"  {want:22s} " + ", ".join(f"{k} {n}" for k, n in sorted(got.items(), key=lambda x: -x[1])))
