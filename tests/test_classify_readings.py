@@ -632,3 +632,32 @@ def test_an_answered_apply_prompt_after_its_blank_line_is_not_waiting() -> None:
 ])
 def test_the_rule_that_reads_the_later_rounds(tail: str, rule: str) -> None:
     assert said(tail)[1] == rule
+
+
+@pytest.mark.parametrize("tail, want", [
+    # npx's install prompt answered no (or --no): npm's last word is "canceled", and a person is what it needs
+    ("npm ERR! canceled\n\nnpm ERR! A complete log of this run can be found in:\n"
+     "npm ERR!     /home/u/.npm/_logs/2024-08-19T09_06_29_513Z-debug-0.log", ("confirmation_required", "msg.declined")),
+    # pip asking what to do with a checkout already there
+    ("  git clone in ./src/tool exists with URL https://example.org/old.git\n"
+     "What to do?  (s)witch, (i)gnore, (w)ipe, (b)ackup ", ("confirmation_required", "msg.prompt")),
+    # gRPC dropping the connection mid-call is the remote end, not a person's cancel
+    ("Error: rpc error: code = Canceled desc = grpc: the client connection is closing",
+     ("remote_unreachable", "msg.network")),
+    # a name lookup that timed out is the network, not a job's time limit
+    ("cURL error 28: Resolving timed out after 10001 milliseconds for https://repo.example.org/p.json",
+     ("remote_unreachable", "msg.network")),
+    # the GitHub Actions toolkit not finding a runtime on the runner
+    ("##[error]Unable to locate executable file: cargo. Please verify either the file path exists or the file "
+     "can be found within a directory specified by the PATH environment variable.", ("agent_missing", "msg.command_not_found")),
+])
+def test_declined_installs_pips_prompt_grpc_and_the_runners_which(tail: str, want: tuple[str, str]) -> None:
+    assert said(tail) == want
+
+
+def test_a_bare_cancel_word_is_no_stop() -> None:
+    # "Cancelled" inside a logging command, or npm's cancel, is not a person stopping the run
+    tail = "##[error]Unable to process command '##vso[task.complete result=Cancelled;]DONE' successfully."
+    assert said(tail)[0] != "interrupted"
+    assert said("Migration cancelled!")[0] != "interrupted"
+    assert said("^C\nKeyboardInterrupt")[0] == "interrupted"

@@ -34,7 +34,7 @@ from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.4"
+RULESET_VERSION = "2026.12.5"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -105,6 +105,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"^(?:/bin/|/usr/bin/)?(?:ba|da|z)?sh: (?:\d+: )?([^\s:]{1,200}): no such file or directory",
     r"\bline \d+: ([^\s:]{1,200}): no such file or directory",  # bash running a script's command
     r"exec: \\?\"([^\"\\\n]{1,200})\\?\": executable file not found",
+    r"unable to locate executable file: ([^\s]{1,120}?)\.(?:\s|$)",  # the GitHub Actions toolkit's which
     r"\bspawn ([^\s'\"]{1,120}) enoent",
     r"syscall: 'spawn ([^'\s]{1,120})'",
     r"cannot run program \"([^\"\n]{1,200})\"",

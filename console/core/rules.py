@@ -58,7 +58,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
     # --- a person said no to a prompt: what follows ("aborted", "canceled") is its consequence --
     ("msg.declined", "confirmation_required", "permission", 0.85,
-     r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\)|\[n\] no)[:?]? ?no?\s*$"),
+     r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\)|\[n\] no)[:?]? ?no?\s*$|"
+     r"^npm (?:err!|error) canceled\s*$"),  # npx's install prompt answered no (or --no)
     # --- a person stopped it --------------------------------------------------------------
     ("msg.interrupted", "interrupted", "cancelled", 0.9,
      r"keyboardinterrupt|^\s*\^c|\^c\s*$|\breceived sigint\b|\bsignal:? sigint\b|\bsigint\b" + S + r"(?:received|caught|terminat)|"
@@ -148,7 +149,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
      r"only 'yes' will be accepted|dirty database version|when not running interactively|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
-     r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|"
+     r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|\(s\)witch, \(i\)gnore, \(w\)ipe|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
      r"accept the (?:sdk )?licen[cs]e|licen[cs]e agreements?" + S + r"(?:not (?:been )?accepted|accept)|"
@@ -203,7 +204,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"(?<!connection )(?<!operation )(?<!request )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
+     r"(?<!connection )(?<!operation )(?<!request )(?<!resolving )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
@@ -296,9 +297,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
      r"curl \d+ |curl: \(\d+\)|curl error \d+|rpc failed|remote end hung up|early eof|unexpected disconnect|"
      r"failed to connect to|could not connect to|unable to connect to the server|cluster unreachable|connection closed by|"
-     r"read timed out|readtimeout|connecttimeout|timed out while|max retries exceeded with url|newconnectionerror|"
+     r"read timed out|resolving timed out|readtimeout|connecttimeout|timed out while|max retries exceeded with url|newconnectionerror|"
      r"transportexception|timeout was reached|spurious network error|trouble with your network connection|"
-     r"npm err! network|\bdial tcp\b|kex_exchange_identification|connection (?:was )?(?:aborted|closed)|broken pipe|"
+     r"npm err! network|\bdial tcp\b|kex_exchange_identification|connection (?:was )?(?:aborted|closed)|the client connection is closing|broken pipe|"
      r"ssh: connect to host|ssh: could not resolve|remote_unreachable|stream disconnected|stream closed before|"
      r"proxy error|tunneling socket could not be established|packet_write_wait|couldn't be downloaded|could not be downloaded|"
      r"net::(?:open|read)timeout|client\.timeout exceeded|can't reach database server|\bp1001\b|"
@@ -370,7 +371,6 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- words that lean one way when nothing more specific was said ----------------------
     # a CI runner says its own machinery failed, and nothing above named why
     ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|maxturnsexceeded|max turns \(\d+\) exceeded|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
-    ("msg.cancel_word", "interrupted", "cancelled", 0.6, r"\bcancell?(?:ed|ing|ation)\b|\baborted by\b"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
     ("msg.enoent", "agent_missing", "dependency", 0.6, r"\benoent\b"),
     ("msg.setup_word", "environment", "dependency", 0.5,
