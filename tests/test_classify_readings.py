@@ -661,3 +661,16 @@ def test_a_bare_cancel_word_is_no_stop() -> None:
     assert said(tail)[0] != "interrupted"
     assert said("Migration cancelled!")[0] != "interrupted"
     assert said("^C\nKeyboardInterrupt")[0] == "interrupted"
+
+
+@pytest.mark.parametrize("tail, want", [
+    # make asked for a target the Makefile does not have, its "Stop" without the full stop
+    ("make: *** No rule to make target `setup'.  Stop", ("unclear_plan", "msg.no_target")),
+    # pnpm's missing script
+    (" ERR_PNPM_NO_SCRIPT_OR_SERVER  Missing script start or file server.js", ("unclear_plan", "msg.no_target")),
+    # webpack's TypeScript loader, without tsc's "error": a package not installed
+    ("ERROR in [at-loader] ./core/src/index.ts:6:66 \n\t\t\tTS2307: Cannot find module 'ngx-perfect-scrollbar'.",
+     ("environment", "msg.dependency")),
+])
+def test_missing_targets_scripts_and_packages_in_other_wordings(tail: str, want: tuple[str, str]) -> None:
+    assert said(tail) == want
