@@ -674,3 +674,18 @@ def test_a_bare_cancel_word_is_no_stop() -> None:
 ])
 def test_missing_targets_scripts_and_packages_in_other_wordings(tail: str, want: tuple[str, str]) -> None:
     assert said(tail) == want
+
+
+def test_a_system_library_missing_beats_the_build_scripts_panic() -> None:
+    tail = ("  run pkg_config fail: Package openssl was not found in the pkg-config search path.\n"
+            "  Perhaps you should add the directory containing `openssl.pc'\n"
+            "  thread 'main' panicked at build/find_normal.rs:190:5:\n"
+            "error: failed to run custom build command for `openssl-sys v0.9.77`")
+    assert said(tail, 101) == ("environment", "msg.system_library")
+    assert said("thread 'main' panicked at src/main.rs:3:5:\nboom", 101)[0] == "agent_failed"
+
+
+def test_toxs_summary_of_failed_commands_is_the_tests() -> None:
+    tail = ("___________________________________ summary ___________________________________\n"
+            "ERROR:   py27: commands failed")
+    assert said(tail) == ("test_failed", "msg.test")

@@ -171,6 +171,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"missing script:|err_pnpm_no_script|does not appear to contain cmakelists\.txt|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\b|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
+    # --- a system library the build needs is not installed: the tool's panic is its symptom --
+    ("msg.system_library", "environment", "dependency", 0.85,
+     r"was not found in the pkg-config search path|could not find directory of openssl installation"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
@@ -329,7 +332,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
