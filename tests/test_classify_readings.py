@@ -689,3 +689,34 @@ def test_toxs_summary_of_failed_commands_is_the_tests() -> None:
     tail = ("___________________________________ summary ___________________________________\n"
             "ERROR:   py27: commands failed")
     assert said(tail) == ("test_failed", "msg.test")
+
+
+@pytest.mark.parametrize("tail, want", [
+    # Alpine's index fetch failing for now: the packages only look missing
+    ("WARNING: fetching https://dl-cdn.alpinelinux.org/alpine/v3.15/community: temporary error (try again later)\n"
+     "ERROR: unable to select packages:\n  curl (no such package):\n    required by: world[curl]", "remote_unreachable"),
+    # bun names the errno in CamelCase before its resolver gives up
+    ("error: ConnectionRefused downloading package manifest vite\nerror: vite@^5.2.10 failed to resolve", "remote_unreachable"),
+    # a tool naming what it needs and cannot find on PATH
+    ("bower ENOGIT        git is not installed or not in the PATH", "agent_missing"),
+])
+def test_feeds_for_now_tools_not_on_path_and_servers_not_up(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail", [
+    # the app the tests run against is not up (beside the runner's own failure count)
+    "Cypress failed to verify that your server is running.\n\nPlease start this server and then run Cypress again.\n"
+    "  failures: 1",
+    # testcontainers finds no docker to start its containers in
+    "ERROR o.t.d.DockerClientProviderStrategy - Could not find a valid Docker environment. Please see logs and check "
+    "configuration\njava.net.ConnectException: Connection refused",
+])
+def test_a_local_service_not_up_beneath_a_tests_wording(tail: str) -> None:
+    assert said(tail) == ("environment", "msg.local_service")
+
+
+def test_a_number_inside_a_name_is_no_count_of_failed_tests() -> None:
+    tail = "Deployment aks-20200831192302 failed. Message: Operation could not be completed"
+    assert said(tail)[1] != "msg.test"
+    assert said("=== 3 failed, 12 passed in 1.20s ===")[1] == "msg.test"

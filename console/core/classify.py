@@ -34,7 +34,7 @@ from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.6"
+RULESET_VERSION = "2026.12.7"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -120,6 +120,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: native)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
     r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\bcli ['\"]([\w.+-]{1,60})['\"] (?:not found|is not installed)",
+    r"\b([\w.+-]{1,60}) is not installed or not (?:in|on) (?:the |your )?path\b",
     r"volta error: ([\w.+-]{1,60}) is not available",
     r"\b([\w.+-]{1,60}) not found at: ",
     r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there

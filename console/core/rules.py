@@ -212,6 +212,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
      r"docker\.sock" + S + r"(?:no such file|connection refused)|is the server running locally|"
+     r"failed to verify that your server is running|could not find a valid docker environment|"
      r"(?:connection refused|econnrefused|could not connect|failed to connect|connect to|dial tcp|dial unix|error sending request|"
      r"cluster unreachable|unable to connect)" + G + LOCALHOST + "|"
      + LOCALHOST + G + r"(?:connection refused|econnrefused|\[errno 111\]|was refused)|"
@@ -270,7 +271,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
      r"could not transfer artifact|could not (?:get|head) 'https?://|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
-     r"peer not authenticated|unable to download data from"),
+     r"peer not authenticated|unable to download data from|temporary error \(try again later\)|\bconnectionrefused downloading\b"),
     # the resolver says the project's own requirements contradict each other: edit the manifest
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
      r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
@@ -332,7 +333,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
