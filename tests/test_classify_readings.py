@@ -641,12 +641,23 @@ def test_the_rule_that_reads_the_later_rounds(tail: str, rule: str) -> None:
     # pip asking what to do with a checkout already there
     ("  git clone in ./src/tool exists with URL https://example.org/old.git\n"
      "What to do?  (s)witch, (i)gnore, (w)ipe, (b)ackup ", ("confirmation_required", "msg.prompt")),
-    # gRPC dropping the connection mid-call is the remote end, not a person's cancel
+    # gRPC's connection under a call closing (a build session, a Tiller install) is read with the
+    # network: retried, not taken for a person's stop
     ("Error: rpc error: code = Canceled desc = grpc: the client connection is closing",
      ("remote_unreachable", "msg.network")),
     # a name lookup that timed out is the network, not a job's time limit
     ("cURL error 28: Resolving timed out after 10001 milliseconds for https://repo.example.org/p.json",
      ("remote_unreachable", "msg.network")),
+    ("Resolving timed out after 5000 milliseconds", ("remote_unreachable", "msg.network")),
+    # npm 9 and later say why npx gave up
+    ('npm error npx canceled due to missing packages and no YES option: ["cowsay@1.6.0"]',
+     ("confirmation_required", "msg.declined")),
+    ("2024-08-19T09:06:29.5Z npm ERR! canceled", ("confirmation_required", "msg.declined")),
+    # Ctrl-C typed at npx's "(y)" is a stop, and npm's "canceled" after it its consequence
+    ("Need to install the following packages:\n  cowsay@1.6.0\nOk to proceed? (y) ^C\nnpm ERR! canceled",
+     ("interrupted", "msg.stopped_at_prompt")),
+    # pip's prompt without its "(s)witch"
+    ("What to do?  (i)gnore, (w)ipe, (b)ackup ", ("confirmation_required", "msg.prompt")),
     # the GitHub Actions toolkit not finding a runtime on the runner
     ("##[error]Unable to locate executable file: cargo. Please verify either the file path exists or the file "
      "can be found within a directory specified by the PATH environment variable.", ("agent_missing", "msg.command_not_found")),
@@ -656,11 +667,16 @@ def test_declined_installs_pips_prompt_grpc_and_the_runners_which(tail: str, wan
 
 
 def test_a_bare_cancel_word_is_no_stop() -> None:
-    # "Cancelled" inside a logging command, or npm's cancel, is not a person stopping the run
+    # "Cancelled" inside a logging command, or a migration refusing to run, is not a person stopping it
     tail = "##[error]Unable to process command '##vso[task.complete result=Cancelled;]DONE' successfully."
     assert said(tail)[0] != "interrupted"
-    assert said("Migration cancelled!")[0] != "interrupted"
-    assert said("^C\nKeyboardInterrupt")[0] == "interrupted"
+    assert said("Migration cancelled!") == ("agent_failed", "default")
+
+
+@pytest.mark.parametrize("tail", ["Deployment cancelled", "Upload canceled", "Aborted by admin",
+                                  "Cancelled by a newer push", "Workflow was cancelled."])
+def test_a_line_that_says_what_was_cancelled_is_a_stop(tail: str) -> None:
+    assert said(tail) == ("interrupted", "msg.interrupted")
 
 
 @pytest.mark.parametrize("tail, want", [
@@ -681,7 +697,7 @@ def test_a_system_library_missing_beats_the_build_scripts_panic() -> None:
             "  Perhaps you should add the directory containing `openssl.pc'\n"
             "  thread 'main' panicked at build/find_normal.rs:190:5:\n"
             "error: failed to run custom build command for `openssl-sys v0.9.77`")
-    assert said(tail, 101) == ("environment", "msg.system_library")
+    assert said(tail, 101) == ("environment", "msg.crash_banner")
     assert said("thread 'main' panicked at src/main.rs:3:5:\nboom", 101)[0] == "agent_failed"
 
 
@@ -699,9 +715,18 @@ def test_toxs_summary_of_failed_commands_is_the_tests() -> None:
     ("error: ConnectionRefused downloading package manifest vite\nerror: vite@^5.2.10 failed to resolve", "remote_unreachable"),
     # a tool naming what it needs and cannot find on PATH
     ("bower ENOGIT        git is not installed or not in the PATH", "agent_missing"),
+    # tox not finding the command its env runs: the env is not set up, whatever the summary says
+    ("ERROR: InvocationError for command could not find executable pytest\n___ summary ___\n"
+     "ERROR:   py38: commands failed", "environment"),
 ])
 def test_feeds_for_now_tools_not_on_path_and_servers_not_up(tail: str, want: str) -> None:
-    assert said(tail)[0] == want
+    rule = {"remote_unreachable": "msg.fetch"}.get(want, "msg.command_not_found")
+    assert said(tail) == (want, rule)
+
+
+def test_the_word_command_is_no_commands_name() -> None:
+    c = classify_event({"exit_code": 1, "stderr_tail": "Error: The 'dot' command is not installed or not in PATH"})
+    assert c.rule != "msg.command_not_found" and c.matched != "command"
 
 
 @pytest.mark.parametrize("tail", [

@@ -34,7 +34,7 @@ from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.7"
+RULESET_VERSION = "2026.12.8"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -73,7 +73,7 @@ PROJECT_TOOLS = frozenset({
 })
 _GENERIC = frozenset({"error", "fatal", "warning", "warn", "info", "module", "file", "package", "image", "manifest",
                       "tag", "repository", "remote", "path", "key", "page", "resource", "object", "not", "ref",
-                      "branch", "revision", "the", "a", "it", "target", "version", "host"})
+                      "branch", "revision", "the", "a", "it", "target", "version", "host", "command"})
 # Words that are no command at all: a script read by the wrong interpreter, or a CRLF line end.
 _NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return", "if", "else", "fi", "then", "do",
                            "done", "$'\\r'", "'\\r'", "\\r", "{", "}", "(", ")", "end", "print", "var", "const", "let"})
@@ -120,7 +120,8 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: native)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
     r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\bcli ['\"]([\w.+-]{1,60})['\"] (?:not found|is not installed)",
-    r"\b([\w.+-]{1,60}) is not installed or not (?:in|on) (?:the |your )?path\b",
+    r"\b([\w.+-]{1,60}) is not installed or not (?:in|on) (?:the |your )?path\.?\s*$",
+    r"invocationerror for command could not find executable ([\w.+-]{1,60})",  # tox
     r"volta error: ([\w.+-]{1,60}) is not available",
     r"\b([\w.+-]{1,60}) not found at: ",
     r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there
@@ -157,6 +158,8 @@ _OWN_IMPORT = re.compile(r"cannot import name [^\n]{0,200}(?:\(unknown location\
                          r"cannot import name '[^'\n]{1,100}' from '[^'\n]{1,200}' \(([^)\n]{1,300})\)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d|[/\\]python\d{1,3}[/\\]lib[/\\]|frameworks[/\\]python")
 _SHARED_LIBRARY = re.compile(r"error while loading shared libraries|cannot open shared object file")
+# a system library a build script looked for and did not find: its panic is the symptom
+_SYSTEM_LIBRARY = re.compile(r"was not found in the pkg-config search path|could not find directory of openssl installation")
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
 _REFUSED = re.compile(r"refused|errno 111\b")
@@ -508,6 +511,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             elif rule.id == "msg.exception" and _thrown_in_node_modules(lowered, match.start()):
                 ftype, fkind = "agent_failed", "unknown"  # the installed tool's own code threw
+            elif rule.id == "msg.crash_banner" and _SYSTEM_LIBRARY.search(lowered):
+                ftype, fkind = "environment", "dependency"  # a build script panicked: a system library is missing
             return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
     if exit_code == 126:
         ftype, fkind, why = EXIT_126

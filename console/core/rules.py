@@ -50,7 +50,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.libc_abort", "agent_failed", "unknown", 0.85,
      r"stack smashing detected|double free or corruption|malloc\(\): corrupted|free\(\): invalid pointer"),
     # --- Ctrl-C typed at a prompt: the stop, not the prompt it left unanswered ------------------
-    ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\]] {0,3}\^c\s*$"),
+    ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\])] {0,3}\^c\s*$"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
      r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
@@ -59,14 +59,14 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a person said no to a prompt: what follows ("aborted", "canceled") is its consequence --
     ("msg.declined", "confirmation_required", "permission", 0.85,
      r"(?:\[y/n\]|(?<!terminate batch job )\(y/n\)|\[yes/no\]|\(yes/no\)|\[n\] no)[:?]? ?no?\s*$|"
-     r"^npm (?:err!|error) canceled\s*$"),  # npx's install prompt answered no (or --no)
+     r"\bnpm (?:err!|error) canceled\s*$|\bnpx canceled due to missing packages and no yes option"),  # npx's install prompt answered no (or --no)
     # --- a person stopped it --------------------------------------------------------------
     ("msg.interrupted", "interrupted", "cancelled", 0.9,
      r"keyboardinterrupt|^\s*\^c|\^c\s*$|\breceived sigint\b|\bsignal:? sigint\b|\bsigint\b" + S + r"(?:received|caught|terminat)|"
      r"caught (?:third )?interrupt signal|interrupted by signal (?:2|15)\b|terminated by signal sigterm|"
      r"^\s*terminated\s*$|^\s*\[?\d*\]?\s*terminated\b" + S + r"$|received sigint, sigterm|"
-     r"(?<!failed; )\b(?:build|operation|job|run|task|upgrade|install)s? (?:was |has been |is )?(?:interrupted|cancell?ed|aborted)\b(?!\. reason: test host)(?! due to)|"
-     r"the operation was cancell?ed|context cancell?ed|\bcancell?ed by (?:the )?user\b|aborted by (?:the )?user|"
+     r"(?<!failed; )\b(?:build|operation|job|run|task|upgrade|install|deployment|deploy|upload|workflow|pipeline)s? (?:was |has been |is )?(?:interrupted|cancell?ed|aborted)\b(?!\. reason: test host)(?! due to)|"
+     r"the operation was cancell?ed|context cancell?ed|\bcancell?ed by (?:the )?user\b|aborted by (?:the )?user|\bcancell?ed by a newer\b|^aborted by [\w.@-]{1,60}\s*$|"
      r"user requested abort|gracefully shutting down|stopping operation\.\.\.|daemon will cancel the build|"
      r"cancel: daemon is still busy|finished: aborted|\"result\": \"cancell?ed\"|received a shutdown signal|"
      r"terminate batch job \(y/n\)|control-(?:c|break) event|\*\*\* \[" + G + r"\] interrupt\b|"
@@ -149,7 +149,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
      r"only 'yes' will be accepted|dirty database version|when not running interactively|refusing to clean|\botp code\b|no otp\b|^connection abandoned\.|need to install the following packages:|application in production|repeat the command including|existing file \S+ is in the way|^\s*enter a value:|select an option:|please select a fix:|"
-     r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|\(s\)witch, \(i\)gnore, \(w\)ipe|"
+     r"overwrite " + G + r"\? \(enter \"h\" for help\)|geographic area:|do you trust \"|\(i\)gnore, \(w\)ipe, \(b\)ackup|"
      r"eoferror: eof when reading a line|no_tty|(?:non-?interactive|no tty)" + S + r"(?:prompt|confirm|input)|"
      r"pass --yes|without --(?:yes|force|confirm)|--noconfirm|"
      r"accept the (?:sdk )?licen[cs]e|licen[cs]e agreements?" + S + r"(?:not (?:been )?accepted|accept)|"
@@ -171,9 +171,6 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"missing script:|err_pnpm_no_script|does not appear to contain cmakelists\.txt|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\b|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
-    # --- a system library the build needs is not installed: the tool's panic is its symptom --
-    ("msg.system_library", "environment", "dependency", 0.85,
-     r"was not found in the pkg-config search path|could not find directory of openssl installation"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
