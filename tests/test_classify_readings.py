@@ -745,3 +745,19 @@ def test_a_number_inside_a_name_is_no_count_of_failed_tests() -> None:
     tail = "Deployment aks-20200831192302 failed. Message: Operation could not be completed"
     assert said(tail)[1] != "msg.test"
     assert said("=== 3 failed, 12 passed in 1.20s ===")[1] == "msg.test"
+
+
+@pytest.mark.parametrize("tail", [
+    "error: INTERNAL ERROR: Black produced invalid code: invalid syntax (<unknown>, line 17). Please report a bug on "
+    "https://github.com/psf/black/issues.",
+    "IllegalStateException: Found unexpected entries in sandbox base. Please report this in "
+    "https://github.com/bazelbuild/bazel/issues.",
+    "Agent failed to reach a final answer. This is likely a bug - please report it.",
+])
+def test_a_tool_asking_for_a_bug_report_is_the_tool(tail: str) -> None:
+    assert said(tail) == ("agent_failed", "msg.crash_banner")
+
+
+def test_a_wrappers_probably_a_bug_does_not_hide_the_network() -> None:
+    tail = "ERROR! Unexpected Exception, this is probably a bug: The read operation timed out"
+    assert said(tail)[0] == "remote_unreachable"
