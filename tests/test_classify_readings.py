@@ -761,3 +761,16 @@ def test_a_tool_asking_for_a_bug_report_is_the_tool(tail: str) -> None:
 def test_a_wrappers_probably_a_bug_does_not_hide_the_network() -> None:
     tail = "ERROR! Unexpected Exception, this is probably a bug: The read operation timed out"
     assert said(tail)[0] == "remote_unreachable"
+
+
+@pytest.mark.parametrize("tail", [
+    "[ERROR] Unknown lifecycle phase \"rn\". You must specify a valid lifecycle phase or a goal in the format "
+    "<plugin-prefix>:<goal>",
+    "pull request create failed: GraphQL: No commits between main and release/v1.0.206 (createPullRequest)",
+    "ERROR: Directory '.' is not installable. Neither 'setup.py' nor 'pyproject.toml' found.",
+    "aborted: you must first push the current branch to a remote, or use the --head flag",
+    "npm ERR! could not determine executable to run",
+    "nox > Error while collecting sessions.\nnox > Sessions not found: nothing",
+])
+def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
+    assert said(tail) == ("unclear_plan", "msg.no_target")
