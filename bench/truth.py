@@ -127,8 +127,10 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
 def crafted(size: int = 64 * 1024) -> list[str]:
     """Texts made to make a careless pattern backtrack: long runs of a rule's opening words with
     no ending, one huge line, many short lines, separators, digits, quotes, line after line of a
-    prompt answered "yes" (each one read past), and one real error at the very end of a huge line."""
-    unit = ["dial tcp ", "expected ", "permission ", "error: ", "npm ERR! ", "Traceback ", "fatal: ", " at ", "::",
+    prompt answered "yes" and of a test's title naming a failure (each one read past), and one real
+    error at the very end of a huge line."""
+    unit = ["dial tcp ", "expected ", "permission ", "error: ", "npm ERR! ", "Traceback ", "fatal: ", " at ",
+            "  \u25cf s \u203a token expired token expired\n",
             "\"", "1.", "a", "timed ", "Tests: ", "FAILED ", "connect to host ", "would be ", "is not recognized ",
             "Are you sure you want to continue connecting (yes/no)? yes\n", "HTTP/1.1 "]
     texts = [(u * (size // len(u) + 1))[:size] for u in unit]

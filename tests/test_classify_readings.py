@@ -774,3 +774,27 @@ def test_a_wrappers_probably_a_bug_does_not_hide_the_network() -> None:
 ])
 def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
     assert said(tail) == ("unclear_plan", "msg.no_target")
+
+
+@pytest.mark.parametrize("tail, wrong", [
+    # jest's failure title, a mark with the test's time, a pytest node id: the test's name, not the failure
+    ("  ● verifyAccessToken › rejects expired token\n    TypeError: Cannot read properties of undefined (reading \"exp\")\n"
+     "Tests: 1 failed, 2 passed, 3 total", "permission"),
+    ("  ✕ retries after ECONNRESET (12 ms)\n  ✓ parses the body (3 ms)\nTests:       1 failed, 1 passed, 2 total",
+     "remote_unreachable"),
+    ("FAILED tests/test_auth.py::test_token_expired - assert 401 == 200\n==== 1 failed, 3 passed in 0.21s ====",
+     "permission"),
+])
+def test_words_in_a_tests_name_do_not_decide(tail: str, wrong: str) -> None:
+    assert said(tail) == ("test_failed", "msg.test") and wrong != "test_failed"
+
+
+@pytest.mark.parametrize("tail, want", [
+    # what a failed test raised, after the node id, still speaks
+    ("FAILED tests/test_up.py::test_upload - requests.exceptions.ConnectionError: Connection refused\n"
+     "==== 1 failed in 0.1s ====", "remote_unreachable"),
+    # an agent CLI's own marks carry no test time: its API error decides
+    ("✕ [API Error: 401 invalid access token or token expired] (Press Ctrl+Y to retry)", "permission"),
+])
+def test_a_failures_own_words_beside_test_marks_still_decide(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

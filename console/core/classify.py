@@ -34,7 +34,7 @@ from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.10"
+RULESET_VERSION = "2026.12.11"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -151,6 +151,13 @@ _JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a
                        re.MULTILINE)
 JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
 # a y/n prompt already answered "y" on its own line: no longer waiting
+# a test runner's line naming a test: jest's failure title ("● suite › test"), a failed or passed
+# mark with the test's time (jest, vitest, mocha: "✕ test (12 ms)"); and a pytest node id
+# (path::name): a test's name, not what failed. (Agent CLIs print "✕ [API Error: …]": no time.)
+_TEST_TITLE = re.compile(r"[ \t]*(?:● [^\n›]{0,200}› |(?:✕|×|✗|✓|✔|√) [^\n]{1,300}\(\d{1,6}(?:\.\d{1,3})? ?m?s\)[ \t]*$)",
+                         re.MULTILINE)
+_TEST_MARKS = "●✕×✗✓✔√"
+_TEST_NODE = re.compile(r"[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")
 _ANSWERED_YES = re.compile(r"[\]):?][ \t]{0,3}y(?:es)?[ \t]*$")
 # a name the project's own module does not have (a circular import, or a module outside any
 # installed package): the code to fix, not a dependency to install
@@ -306,6 +313,27 @@ def _line_of(text: str, start: int, end: int) -> str:
     return _tail(text[_line_start(text, start) : _line_end(text, end)])
 
 
+def _names_tests(lowered: str) -> bool:
+    """Whether the output holds a test runner's title mark or a pytest node id at all (plain
+    substring checks: this runs on every output)."""
+    return ".py::" in lowered or (not lowered.isascii() and any(c in lowered for c in _TEST_MARKS))
+
+
+def _on_test_title(lowered: str, m: re.Match[str]) -> int | None:
+    """Where to read on from, when the match lies in a test's name: a test runner's title line
+    (jest's "●", a failed or passed mark) or a pytest node id. None when it does not."""
+    start = _line_start(lowered, m.start())
+    end = _line_end(lowered, m.start())
+    if _TEST_TITLE.match(lowered, start):
+        return end
+    if lowered.find(".py::", start, end) < 0:
+        return None
+    for node in _TEST_NODE.finditer(lowered, start, end):
+        if node.start() <= m.start() and m.end() <= node.end():
+            return node.end()
+    return None
+
+
 def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
     """Where to read on from, when the prompt matched was answered "y" on its own line (the line
     of the match's first visible character): it is not waiting. None when it is."""
@@ -380,6 +408,8 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
 
 
 _CODE_RULES = frozenset({"msg.exception", "msg.compile"})
+# the rules that read a test runner's own lines: a test's name is what they look at
+_READS_TEST_NAMES = frozenset({"msg.test", "msg.test_timeout", "msg.lint", "msg.compile", "msg.exception"})
 
 
 def _raised_in_installed_code(lowered: str) -> bool:
@@ -459,6 +489,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     lowered = text.lower()
     source = text if len(lowered) == len(text) else lowered  # positions line up for evidence
     agent = str(event.get("agent") or "").lower()
+    # test names are looked for only where a runner's title mark or a pytest node id is present
+    in_test_name = (lambda m: _on_test_title(lowered, m)) if _names_tests(lowered) else None
     if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
         m = _SHARED_LIBRARY.search(lowered)
         return result("environment", "dependency", 0.85, "structured.exit_127_library", _tail(source[m.start():m.end()], 80),
@@ -493,9 +525,12 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         if rule.slot not in present:
             continue
         if rule.id == "msg.prompt":  # a prompt answered "y" on its own line is not waiting: read on
-            match = RULE_FILTER.search(rule.slot, lowered, present, lambda m: _past_answered_prompt(lowered, m))
-        else:
+            match = RULE_FILTER.search(rule.slot, lowered, present,
+                                       lambda m: _past_answered_prompt(lowered, m) or (in_test_name and in_test_name(m)))
+        elif rule.id in _READS_TEST_NAMES:
             match = RULE_FILTER.search(rule.slot, lowered, present)
+        else:  # words inside a test's name say what the test is about, not what failed: read on
+            match = RULE_FILTER.search(rule.slot, lowered, present, in_test_name)
         if match:
             ftype, fkind, conf = rule.failure_type, rule.kind, rule.confidence
             line = _line_of(source, match.start(), match.end())
