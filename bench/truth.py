@@ -127,10 +127,10 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
 def crafted(size: int = 64 * 1024) -> list[str]:
     """Texts made to make a careless pattern backtrack: long runs of a rule's opening words with
     no ending, one huge line, many short lines, separators, digits, quotes, line after line of a
-    prompt answered "yes" and of a test's title naming a failure (each one read past), and one real
-    error at the very end of a huge line."""
+    prompt answered "yes" and of tests' names naming a failure (jest titles and pytest node ids
+    behind long words, each one read past), and one real error at the very end of a huge line."""
     unit = ["dial tcp ", "expected ", "permission ", "error: ", "npm ERR! ", "Traceback ", "fatal: ", " at ",
-            "  \u25cf s \u203a token expired token expired\n",
+            "  \u25cf s \u203a token expired\n" + "x" * 120 + ".py::test_token_expired_sigint\n",
             "\"", "1.", "a", "timed ", "Tests: ", "FAILED ", "connect to host ", "would be ", "is not recognized ",
             "Are you sure you want to continue connecting (yes/no)? yes\n", "HTTP/1.1 "]
     texts = [(u * (size // len(u) + 1))[:size] for u in unit]

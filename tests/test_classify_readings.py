@@ -776,17 +776,24 @@ def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
     assert said(tail) == ("unclear_plan", "msg.no_target")
 
 
-@pytest.mark.parametrize("tail, wrong", [
+@pytest.mark.parametrize("tail, name, wrong", [
     # jest's failure title, a mark with the test's time, a pytest node id: the test's name, not the failure
     ("  ● verifyAccessToken › rejects expired token\n    TypeError: Cannot read properties of undefined (reading \"exp\")\n"
-     "Tests: 1 failed, 2 passed, 3 total", "permission"),
+     "Tests: 1 failed, 2 passed, 3 total", "rejects expired token", "permission"),
     ("  ✕ retries after ECONNRESET (12 ms)\n  ✓ parses the body (3 ms)\nTests:       1 failed, 1 passed, 2 total",
-     "remote_unreachable"),
+     "retries after ECONNRESET", "remote_unreachable"),
     ("FAILED tests/test_auth.py::test_token_expired - assert 401 == 200\n==== 1 failed, 3 passed in 0.21s ====",
-     "permission"),
+     "test_token_expired", "permission"),
 ])
-def test_words_in_a_tests_name_do_not_decide(tail: str, wrong: str) -> None:
-    assert said(tail) == ("test_failed", "msg.test") and wrong != "test_failed"
+def test_words_in_a_tests_name_do_not_decide(tail: str, name: str, wrong: str) -> None:
+    assert said(name)[0] == wrong  # the name's words, alone on a line, would decide
+    assert said(tail) == ("test_failed", "msg.test")
+
+
+def test_a_warning_asking_for_a_report_does_not_hide_the_cause() -> None:
+    tail = ("WARNING:tensorflow:AutoGraph could not transform <function f> and will run it as-is. Please report "
+            "this to the TensorFlow team.\nOSError: [Errno 28] No space left on device")
+    assert said(tail)[0] == "environment"
 
 
 @pytest.mark.parametrize("tail, want", [

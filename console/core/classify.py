@@ -24,8 +24,9 @@ each rule's alternatives run only when one of their literals occurs (``literals.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import fallback
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
@@ -34,7 +35,7 @@ from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.11"
+RULESET_VERSION = "2026.12.12"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -152,12 +153,12 @@ _JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a
 JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
 # a y/n prompt already answered "y" on its own line: no longer waiting
 # a test runner's line naming a test: jest's failure title ("● suite › test"), a failed or passed
-# mark with the test's time (jest, vitest, mocha: "✕ test (12 ms)"); and a pytest node id
+# mark with the test's time (jest, mocha: "✕ test (12 ms)"); and a pytest node id
 # (path::name): a test's name, not what failed. (Agent CLIs print "✕ [API Error: …]": no time.)
 _TEST_TITLE = re.compile(r"[ \t]*(?:● [^\n›]{0,200}› |(?:✕|×|✗|✓|✔|√) [^\n]{1,300}\(\d{1,6}(?:\.\d{1,3})? ?m?s\)[ \t]*$)",
                          re.MULTILINE)
 _TEST_MARKS = "●✕×✗✓✔√"
-_TEST_NODE = re.compile(r"[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")
+_TEST_NODE = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")  # from a token's start only
 _ANSWERED_YES = re.compile(r"[\]):?][ \t]{0,3}y(?:es)?[ \t]*$")
 # a name the project's own module does not have (a circular import, or a module outside any
 # installed package): the code to fix, not a dependency to install
@@ -313,25 +314,23 @@ def _line_of(text: str, start: int, end: int) -> str:
     return _tail(text[_line_start(text, start) : _line_end(text, end)])
 
 
-def _names_tests(lowered: str) -> bool:
-    """Whether the output holds a test runner's title mark or a pytest node id at all (plain
-    substring checks: this runs on every output)."""
-    return ".py::" in lowered or (not lowered.isascii() and any(c in lowered for c in _TEST_MARKS))
-
-
-def _on_test_title(lowered: str, m: re.Match[str]) -> int | None:
-    """Where to read on from, when the match lies in a test's name: a test runner's title line
-    (jest's "●", a failed or passed mark) or a pytest node id. None when it does not."""
-    start = _line_start(lowered, m.start())
-    end = _line_end(lowered, m.start())
-    if _TEST_TITLE.match(lowered, start):
-        return end
-    if lowered.find(".py::", start, end) < 0:
+def _test_name_skip(lowered: str) -> Callable[[re.Match[str]], int | None] | None:
+    """A matcher skip that passes over a match lying in a test's name: on a test runner's title
+    line (jest's "● suite › test", a failed or passed mark with the test's time) or inside a
+    pytest node id; it answers where to read on from. None when the output holds no title mark
+    and no node id (plain substring checks first: this runs on every output)."""
+    marks = not lowered.isascii() and any(c in lowered for c in _TEST_MARKS)
+    nodes = [n.span() for n in _TEST_NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
+    if not marks and not nodes:
         return None
-    for node in _TEST_NODE.finditer(lowered, start, end):
-        if node.start() <= m.start() and m.end() <= node.end():
-            return node.end()
-    return None
+    starts = [start for start, _end in nodes]
+
+    def skip(m: re.Match[str]) -> int | None:
+        if marks and _TEST_TITLE.match(lowered, _line_start(lowered, m.start())):
+            return _line_end(lowered, m.start())
+        i = bisect_right(starts, m.start()) - 1
+        return nodes[i][1] if i >= 0 and m.end() <= nodes[i][1] else None
+    return skip
 
 
 def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
@@ -490,7 +489,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     source = text if len(lowered) == len(text) else lowered  # positions line up for evidence
     agent = str(event.get("agent") or "").lower()
     # test names are looked for only where a runner's title mark or a pytest node id is present
-    in_test_name = (lambda m: _on_test_title(lowered, m)) if _names_tests(lowered) else None
+    in_test_name = _test_name_skip(lowered)
     if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
         m = _SHARED_LIBRARY.search(lowered)
         return result("environment", "dependency", 0.85, "structured.exit_127_library", _tail(source[m.start():m.end()], 80),

@@ -178,7 +178,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
-     r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please report (?:a bug|it\b|this (?:in|at|to|on)\b|as a bug)|please,? report your problems|"
+     r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please report (?:a bug|it\b|this (?:in|at|on)\b|as a bug)|please,? report your problems|"
      r"errors are usually caused by|cop was inspecting|(?:reached|entered) unreachable code|panicked during a panic|"
      r"internal consistency check failed|could not parse llm output|in the lm response|outputparserexception|unexpectedmodelbehavior|"
      r"(?:reached|exceeded) (?:the )?max(?:imum)? (?:number of )?(?:iterations?|steps|turns)\b|stopped due to iteration limit|"
