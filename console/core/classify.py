@@ -7,6 +7,8 @@ when no message rule explains the output; a missing command is named and judged 
 interpreter or a runtime, or any other command); then the message rules of ``rules.py``, from
 what decides a failure whatever else the output says to the tools' own crashes, each answer
 refined by where its line points (a project's own file, an installed package's code, this host).
+A match inside a test's name (a runner's title line, a pytest node id) or on a prompt answered
+"y" is read past.
 No rule matches a bare word such as "error". Every result names the rule that fired and the text
 it matched, which is the finding's evidence; when nothing matches, a small model trained on the
 corpus's dev split (``fallback.py``) may name a type at a low confidence (rule
