@@ -252,8 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {split:8s} failure_type {r['failure_type']:.3f}  route {r['route']:.3f}  "
                   f"console where both agree {r['console_where_readers_agree']:.3f}")
     print("\nholdout per class:          n  recall precision  second reader's recall")
+    dash = lambda x: x if x is not None else "-"
     for t, v in report["holdout"]["per_class"].items():
-        dash = lambda x: x if x is not None else "-"
         print(f"  {t:22s} {v['n']:4d}  {dash(v['recall']):>6}  {dash(v['precision']):>6}  {dash(v['second_reader_recall']):>6}")
     print("\nholdout confusion (label -> what the console said):")
     for want, got in report["holdout"]["confusion"].items():

@@ -153,7 +153,6 @@ _JS_HEADER = re.compile(r"^((?!node:|internal/)(?:[a-z]:)?[^\n:]{1,300}):\d+[ \t
 _JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a-z]:)?[^\n():]{1,300}):\d+:\d+\)?[ \t]*$",
                        re.MULTILINE)
 JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
-# a y/n prompt already answered "y" on its own line: no longer waiting
 # a test runner's line naming a test: jest's failure title ("● suite › test"), a failed or passed
 # mark with the test's time (jest, mocha: "✕ test (12 ms)"); and a pytest node id
 # (path::name): a test's name, not what failed. (Agent CLIs print "✕ [API Error: …]": no time.)
@@ -161,6 +160,7 @@ _TEST_TITLE = re.compile(r"[ \t]*(?:● [^\n›]{0,200}› |(?:✕|×|✗|✓|�
                          re.MULTILINE)
 _TEST_MARKS = "●✕×✗✓✔√"
 _TEST_NODE = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")  # from a token's start only
+# a y/n prompt already answered "y" on its own line: no longer waiting
 _ANSWERED_YES = re.compile(r"[\]):?][ \t]{0,3}y(?:es)?[ \t]*$")
 # a name the project's own module does not have (a circular import, or a module outside any
 # installed package): the code to fix, not a dependency to install
@@ -490,8 +490,6 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     lowered = text.lower()
     source = text if len(lowered) == len(text) else lowered  # positions line up for evidence
     agent = str(event.get("agent") or "").lower()
-    # test names are looked for only where a runner's title mark or a pytest node id is present
-    in_test_name = _test_name_skip(lowered)
     if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
         m = _SHARED_LIBRARY.search(lowered)
         return result("environment", "dependency", 0.85, "structured.exit_127_library", _tail(source[m.start():m.end()], 80),
@@ -516,6 +514,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         return result("unclear_plan", "validation", 0.9, "structured.stage_readiness", "stage=readiness",
                       ["failed in the readiness stage: the plan documents are not enough"])
 
+    # test names are looked for only where a runner's title mark or a pytest node id is present
+    in_test_name = _test_name_skip(lowered)
     for rule in MESSAGE_RULES:
         if rule.pattern is None:  # MISSING_COMMAND
             found = missing_command(source, lowered, agent)
