@@ -784,6 +784,39 @@ def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
      "retries after ECONNRESET", "remote_unreachable"),
     ("FAILED tests/test_auth.py::test_token_expired - assert 401 == 200\n==== 1 failed, 3 passed in 0.21s ====",
      "test_token_expired", "permission"),
+    # vitest: a mark with the time unbracketed, and the FAIL title
+    ("   × verifyAccessToken > rejects expired token 4ms\n     → expected 401 to be 200\n"
+     "      Tests  1 failed | 1 passed (2)", "rejects expired token", "permission"),
+    (" FAIL  src/auth.test.ts > verifyAccessToken > rejects expired token\nAssertionError: expected 401 to be 200\n"
+     "      Tests  1 failed | 1 passed (2)", "rejects expired token", "permission"),
+    # mocha: the spec reporter's numbered test, and the failure list's title over two lines
+    ("  verifyAccessToken\n    1) rejects expired token\n\n  0 passing (8ms)\n  1 failing\n",
+     "rejects expired token", "permission"),
+    ("  1 failing\n\n  1) verifyAccessToken\n       rejects expired token:\n\n"
+     "     AssertionError [ERR_ASSERTION]: 401 == 200\n      at Context.<anonymous> (test/auth.test.js:12:10)",
+     "rejects expired token", "permission"),
+    # rspec: the numbered failure and the failed example's line
+    ("Failures:\n\n  1) Auth rejects expired token\n     Failure/Error: expect(response.status).to eq(200)\n",
+     "rejects expired token", "permission"),
+    ("Failed examples:\n\nrspec ./spec/auth_spec.rb:12 # Auth rejects expired token\n2 examples, 1 failure",
+     "rejects expired token", "permission"),
+    # Playwright: its mark with the time in seconds, and its "[project] › file › test" titles
+    ("  ✘  1 [chromium] › tests/auth.spec.ts:5:7 › auth › rejects expired token (5.1s)\n\n  1 failed",
+     "rejects expired token", "permission"),
+    ("  1) [chromium] › tests/auth.spec.ts:5:7 › auth › rejects expired token ───\n\n"
+     "    Error: expect(received).toBe(expected) // Object.is equality", "rejects expired token", "permission"),
+    # node:test's mark, TAP's line, Gradle's title
+    ("✖ retries after ECONNRESET (1.2345ms)\n  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n"
+     "ℹ tests 2\nℹ pass 1\nℹ fail 1", "retries after ECONNRESET", "remote_unreachable"),
+    ("not ok 1 - retries after ECONNRESET\n  ---\n  operator: equal\n  ...\n# tests 2\n# pass  1\n# fail  1",
+     "retries after ECONNRESET", "remote_unreachable"),
+    ("AuthTest > rejects expired token FAILED\n    org.opentest4j.AssertionFailedError at AuthTest.java:12\n"
+     "2 tests completed, 1 failed", "rejects expired token", "permission"),
+    # behind a workspace's prefix, and a CI log's timestamp
+    ("@acme/web:test:   ● verifyAccessToken › rejects expired token\n@acme/web:test:     expect(received).toBe(expected)\n"
+     "@acme/web:test: Tests:       1 failed, 1 passed, 2 total", "rejects expired token", "permission"),
+    ("2024-05-01T10:00:00.1234567Z   ✕ retries after ECONNRESET (12 ms)\n"
+     "2024-05-01T10:00:00.1234567Z Tests:       1 failed, 1 total", "retries after ECONNRESET", "remote_unreachable"),
 ])
 def test_words_in_a_tests_name_do_not_decide(tail: str, name: str, wrong: str) -> None:
     assert said(name)[0] == wrong  # the name's words, alone on a line, would decide
@@ -802,6 +835,11 @@ def test_a_warning_asking_for_a_report_does_not_hide_the_cause() -> None:
      "==== 1 failed in 0.1s ====", "remote_unreachable"),
     # an agent CLI's own marks carry no test time: its API error decides
     ("✕ [API Error: 401 invalid access token or token expired] (Press Ctrl+Y to retry)", "permission"),
+    # a numbered line is a test's name only in a runner's list of failures
+    ("Errors:\n  1) npm ERR! 401 Unauthorized: your token expired\n", "permission"),
+    # the line under a failure's title is what it raised, when the title's line ends it
+    ("  1 failing\n\n  1) verifyAccessToken rejects:\n     Error: connect ECONNREFUSED 10.0.0.5:443:\n", "remote_unreachable"),
 ])
 def test_a_failures_own_words_beside_test_marks_still_decide(tail: str, want: str) -> None:
-    assert said(tail)[0] == want
+    ftype, rule = said(tail)
+    assert ftype == want and rule.startswith("msg.")  # a rule read it, not the fallback model

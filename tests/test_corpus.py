@@ -21,6 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import truth  # noqa: E402
 
+from console.core import classify, testnames  # noqa: E402
 from console.core.classify import classify_event  # noqa: E402
 from console.core.rules import RULES  # noqa: E402
 
@@ -72,6 +73,11 @@ def test_no_pattern_has_an_unbounded_gap() -> None:
     python -m bench --only truth times crafted worst cases)."""
     for rule_id, *_rest, pattern in RULES:
         assert not re.search(r"(?<!\\)\.[*+]|\[\^\\n\][*+]", pattern), rule_id
+    # and the readings beside the rules: where a line points, where a test's name lies
+    for module in (classify, testnames):
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern):
+                assert not re.search(r"(?<!\\)\.[*+]|\[\^\\n\][*+]", value.pattern), f"{module.__name__}.{name}"
 
 
 def test_structured_kind_beats_message_text() -> None:

@@ -26,18 +26,19 @@ each rule's alternatives run only when one of their literals occurs (``literals.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import fallback
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .literals import Prefilter, lower_pattern
 from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
+from .testnames import skip_test_names
+from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.12"
+RULESET_VERSION = "2026.12.13"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -153,13 +154,6 @@ _JS_HEADER = re.compile(r"^((?!node:|internal/)(?:[a-z]:)?[^\n:]{1,300}):\d+[ \t
 _JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a-z]:)?[^\n():]{1,300}):\d+:\d+\)?[ \t]*$",
                        re.MULTILINE)
 JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
-# a test runner's line naming a test: jest's failure title ("● suite › test"), a failed or passed
-# mark with the test's time (jest, mocha: "✕ test (12 ms)"); and a pytest node id
-# (path::name): a test's name, not what failed. (Agent CLIs print "✕ [API Error: …]": no time.)
-_TEST_TITLE = re.compile(r"[ \t]*(?:● [^\n›]{0,200}› |(?:✕|×|✗|✓|✔|√) [^\n]{1,300}\(\d{1,6}(?:\.\d{1,3})? ?m?s\)[ \t]*$)",
-                         re.MULTILINE)
-_TEST_MARKS = "●✕×✗✓✔√"
-_TEST_NODE = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")  # from a token's start only
 # a y/n prompt already answered "y" on its own line: no longer waiting
 _ANSWERED_YES = re.compile(r"[\]):?][ \t]{0,3}y(?:es)?[ \t]*$")
 # a name the project's own module does not have (a circular import, or a module outside any
@@ -297,51 +291,13 @@ def prepare(message: str) -> str:
     return "\n".join(line if len(line) <= limit else f"{line[:LINE_KEEP]} … {line[-LINE_KEEP:]}" for line in lines)
 
 
-def _tail(text: str, limit: int = 160) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _line_start(text: str, pos: int) -> int:
-    return text.rfind("\n", 0, pos) + 1
-
-
-def _line_end(text: str, pos: int) -> int:
-    end = text.find("\n", pos)
-    return len(text) if end == -1 else end
-
-
-def _line_of(text: str, start: int, end: int) -> str:
-    """The whole line around a match, which makes better evidence than the match alone."""
-    return _tail(text[_line_start(text, start) : _line_end(text, end)])
-
-
-def _test_name_skip(lowered: str) -> Callable[[re.Match[str]], int | None] | None:
-    """A matcher skip that passes over a match lying in a test's name: on a test runner's title
-    line (jest's "● suite › test", a failed or passed mark with the test's time) or inside a
-    pytest node id; it answers where to read on from. None when the output holds no title mark
-    and no node id (plain substring checks first: this runs on every output)."""
-    marks = not lowered.isascii() and any(c in lowered for c in _TEST_MARKS)
-    nodes = [n.span() for n in _TEST_NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
-    if not marks and not nodes:
-        return None
-    starts = [start for start, _end in nodes]
-
-    def skip(m: re.Match[str]) -> int | None:
-        if marks and _TEST_TITLE.match(lowered, _line_start(lowered, m.start())):
-            return _line_end(lowered, m.start())
-        i = bisect_right(starts, m.start()) - 1
-        return nodes[i][1] if i >= 0 and m.end() <= nodes[i][1] else None
-    return skip
-
-
 def _past_answered_prompt(lowered: str, m: re.Match[str]) -> int | None:
     """Where to read on from, when the prompt matched was answered "y" on its own line (the line
     of the match's first visible character): it is not waiting. None when it is."""
     text = m.group(0)
     pos = m.start() + len(text) - len(text.lstrip())
-    end = _line_end(lowered, pos)
-    return end if _ANSWERED_YES.search(lowered, _line_start(lowered, pos), end) else None
+    end = line_end(lowered, pos)
+    return end if _ANSWERED_YES.search(lowered, line_start(lowered, pos), end) else None
 
 
 def _int(value: Any) -> int | None:
@@ -387,7 +343,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                     name = name[: -len(ext)]
             if not name or name in _GENERIC or (name.isdigit()):
                 continue
-            line = _line_of(text, m.start(1), m.end(1))
+            line = line_of(text, m.start(1), m.end(1))
             if pattern is _ENV_SHEBANG and "\\r" in lowered[m.end(1):m.end(1) + 4]:
                 return "agent_failed", "unknown", 0.75, raw, line  # a shebang with a CRLF end: the script itself is broken
             if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw:
@@ -492,8 +448,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     agent = str(event.get("agent") or "").lower()
     if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
         m = _SHARED_LIBRARY.search(lowered)
-        return result("environment", "dependency", 0.85, "structured.exit_127_library", _tail(source[m.start():m.end()], 80),
-                      ["exit 127: the command is there; a shared library it needs is not", _line_of(source, m.start(), m.end())])
+        return result("environment", "dependency", 0.85, "structured.exit_127_library", tail(source[m.start():m.end()], 80),
+                      ["exit 127: the command is there; a shared library it needs is not", line_of(source, m.start(), m.end())])
     if exit_code == 127:
         found = missing_command(source, lowered, agent)
         if found is None or found[0] == "agent_missing":
@@ -507,7 +463,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         match = RULE_FILTER.search(_JOB_TIME_LIMIT.slot, lowered, present) if _JOB_TIME_LIMIT.slot in present else None
         if match:
             return result(_JOB_TIME_LIMIT.failure_type, _JOB_TIME_LIMIT.kind, _JOB_TIME_LIMIT.confidence, _JOB_TIME_LIMIT.id,
-                          _tail(source[match.start():match.end()], 80), [_line_of(source, match.start(), match.end())])
+                          tail(source[match.start():match.end()], 80), [line_of(source, match.start(), match.end())])
         ftype, fkind, why = EXIT_RULES[exit_code]
         return result(ftype, fkind, 0.9, f"structured.exit_{exit_code}", f"exit_code={exit_code}", [why])
     if str(event.get("stage") or "").lower() == "readiness":
@@ -515,7 +471,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                       ["failed in the readiness stage: the plan documents are not enough"])
 
     # test names are looked for only where a runner's title mark or a pytest node id is present
-    in_test_name = _test_name_skip(lowered)
+    in_test_name = skip_test_names(lowered)
     for rule in MESSAGE_RULES:
         if rule.pattern is None:  # MISSING_COMMAND
             found = missing_command(source, lowered, agent)
@@ -534,7 +490,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             match = RULE_FILTER.search(rule.slot, lowered, present, in_test_name)
         if match:
             ftype, fkind, conf = rule.failure_type, rule.kind, rule.confidence
-            line = _line_of(source, match.start(), match.end())
+            line = line_of(source, match.start(), match.end())
             if rule.id == "msg.no_such_file" and ("node_modules" in line or _SCRIPT_PATH.search(line) or _OPENED.search(line)):
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
             elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
@@ -549,7 +505,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "agent_failed", "unknown"  # the installed tool's own code threw
             elif rule.id == "msg.crash_banner" and _SYSTEM_LIBRARY.search(lowered):
                 ftype, fkind = "environment", "dependency"  # a build script panicked: a system library is missing
-            return result(ftype, fkind, conf, rule.id, _tail(source[match.start():match.end()], 80), [line])
+            return result(ftype, fkind, conf, rule.id, tail(source[match.start():match.end()], 80), [line])
     if exit_code == 126:
         ftype, fkind, why = EXIT_126
         return result(ftype, fkind, 0.8, "structured.exit_126", "exit_code=126", [why])
@@ -557,9 +513,9 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     guess = fallback.consult(lowered)  # no rule fired: a learned guess, used only above its threshold
     if guess is not None:
         return result(guess.failure_type, DEFAULT_RULE.kind, guess.confidence, f"model.{guess.failure_type}",
-                      guess.matched, [guess.evidence()] + ([f"last line: {_tail(last)}"] if last else []))
+                      guess.matched, [guess.evidence()] + ([f"last line: {tail(last)}"] if last else []))
     return result(DEFAULT_RULE.failure_type, DEFAULT_RULE.kind, DEFAULT_RULE.confidence, DEFAULT_RULE.id, "",
-                  [f"no rule matched (confidence {NO_RULE_CONFIDENCE}): last line: {_tail(last)}" if last
+                  [f"no rule matched (confidence {NO_RULE_CONFIDENCE}): last line: {tail(last)}" if last
                    else "no rule matched: empty output"])
 
 
