@@ -741,6 +741,17 @@ def test_a_local_service_not_up_beneath_a_tests_wording(tail: str) -> None:
     assert said(tail) == ("environment", "msg.local_service")
 
 
+@pytest.mark.parametrize("url, want", [
+    ("http://localhost:3000", "environment"),
+    ("http://127.0.0.1:8080/app", "environment"),
+    ("https://staging.example.com", "remote_unreachable"),  # a remote baseUrl: that host, not this one
+])
+def test_cypress_waits_for_the_server_its_base_url_names(url: str, want: str) -> None:
+    tail = ("Cypress failed to verify that your server is running.\n\nPlease start this server and then run Cypress "
+            f"again:\n\n  > {url}\n\nWe are verifying this server because it has been configured as your baseUrl.")
+    assert said(tail) == (want, "msg.local_service")
+
+
 def test_a_number_inside_a_name_is_no_count_of_failed_tests() -> None:
     tail = "Deployment aks-20200831192302 failed. Message: Operation could not be completed"
     assert said(tail)[1] != "msg.test"

@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.13"
+RULESET_VERSION = "2026.12.14"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -167,6 +167,9 @@ _SYSTEM_LIBRARY = re.compile(r"was not found in the pkg-config search path|could
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
 _REFUSED = re.compile(r"refused|errno 111\b")
+# the server Cypress waited for (its baseUrl, printed below its message): a remote host is not local
+_CYPRESS_SERVER = "failed to verify that your server is running"
+_URL_HOST = re.compile(r"https?://([^\s/]{1,200})")
 # a file opened, read or entered (not run): "open /x/.git/hooks/pre-commit: no such file", "cd: x: No such file"
 _OPENED = re.compile(r"\b(?:open|stat|lstat|read|readlink|chdir|cd|mkdir|copy|cp|mv|rm|scandir|access)\b\W{0,3}['\"]?[\w./~\\-]{0,200}['\"]?:? no such file", re.IGNORECASE)
 
@@ -409,6 +412,12 @@ def _thrown_in_node_modules(lowered: str, at: int) -> bool:
     return "node_modules" in path
 
 
+def _remote_url(lowered: str, at: int) -> bool:
+    """The first URL within a few lines after ``at`` names a host other than this one."""
+    url = _URL_HOST.search(lowered, at, at + 400)
+    return url is not None and not _LOCAL.search(url.group(1))
+
+
 def _own_import(line: str) -> bool:
     """Python's "cannot import name" about the project's own module: one that is part-way
     through importing (a circular import), a namespace with no file, or a file outside any
@@ -496,6 +505,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
                     _REFUSED.search(lowered, match.start(), match.end() + 40) and _LOCAL.search(lowered))):
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
+            elif rule.id == "msg.local_service" and match.group(0).startswith(_CYPRESS_SERVER) and _remote_url(lowered, match.end()):
+                ftype, fkind = "remote_unreachable", "tool"  # the server it waited for is another host
             elif rule.id == "msg.dependency" and _own_import(line.lower()):
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
             elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered)
