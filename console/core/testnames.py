@@ -41,7 +41,7 @@ _TITLE = re.compile(
     r"|[\w.$]{1,200} > [^\n]{1,300} failed[ \t]*$"  # Gradle
     r"|rspec \.[/\\][^\s]{1,200}:\d{1,6} # "  # rspec's failed examples
     r")", re.MULTILINE)
-_ASCII_HINTS = (" > ", "ok ", "rspec ./")
+_ASCII_HINTS = ("ok ", "rspec ./")  # and " > " beside "fail" (vitest's title, Gradle's FAILED)
 _MARKS = "●›✕×✗✘✖✓✔√"
 # mocha's and rspec's list of failures, and a numbered title in it (mocha's may go on over
 # further, deeper lines, the last ending with ":")
@@ -57,7 +57,8 @@ def skip_test_names(lowered: str) -> Skip | None:
     """A matcher skip (``literals.Prefilter.search``) that passes over a match lying in a test's
     name, answering where to read on from. None when the output holds no hint of a title and no
     node id (plain substring checks first: this runs on every output)."""
-    titles = (not lowered.isascii() and any(c in lowered for c in _MARKS)) or any(h in lowered for h in _ASCII_HINTS)
+    titles = ((not lowered.isascii() and any(c in lowered for c in _MARKS)) or any(h in lowered for h in _ASCII_HINTS)
+              or (" > " in lowered and "fail" in lowered))
     numbered = ((" failing" in lowered or "failures:" in lowered) and ") " in lowered
                 and _FAILURE_LIST.search(lowered) is not None)
     nodes = [n.span() for n in _NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
