@@ -854,3 +854,45 @@ def test_a_warning_asking_for_a_report_does_not_hide_the_cause() -> None:
 def test_a_failures_own_words_beside_test_marks_still_decide(tail: str, want: str) -> None:
     ftype, rule = said(tail)
     assert ftype == want and rule.startswith("msg.")  # a rule read it, not the fallback model
+
+
+@pytest.mark.parametrize("tail, want", [
+    # a header not found, in clang's and MSVC's words as in gcc's: the toolchain or a library is not set up
+    ("src/lfs.c:63:10: fatal error: 'lua.h' file not found\n#include <lua.h>\n         ^~~~~~~\n1 error generated.",
+     ("environment", "msg.toolchain")),
+    ("server.cpp(5): fatal error C1083: Cannot open include file: 'windows.h': No such file or directory",
+     ("environment", "msg.toolchain")),
+    ("ElfHelper.cpp(10,10): fatal error C1083: 无法打开包括文件: “CLI11.hpp”: No such file or directory",
+     ("environment", "msg.toolchain")),
+    # the compiler killed for memory is the host's limit, not the compiler's bug
+    ("g++: internal compiler error: Killed (program cc1plus)\nPlease submit a full bug report,\n"
+     "with preprocessed source if appropriate.", ("environment", "msg.memory")),
+    # javac's own crash
+    ("An exception has occurred in the compiler (17.0.2). Please file a bug against the Java compiler via the Java "
+     "bug reporting page (http://bugreport.java.com)\njava.lang.AssertionError\n"
+     "\tat jdk.compiler/com.sun.tools.javac.util.Assert.error(Assert.java:155)", ("agent_failed", "msg.crash_banner")),
+    # a Google API's 500, an older curl's refused connect, a server too slow to answer
+    ("ERROR: (gcloud.app.deploy) INTERNAL: Internal error encountered.", ("remote_unreachable", "msg.server_status")),
+    ("fatal: unable to access 'https://github.com/o/r.git/': Failed connect to github.com:443; No error",
+     ("remote_unreachable", "msg.network")),
+    ("error: server took too long to respond with version information.", ("remote_unreachable", "msg.network")),
+    # an IAM role that lacks a permission
+    ("ERROR: (gcloud.container.clusters.get-credentials) get-credentials requires edit permission on my-project",
+     ("permission", "msg.auth")),
+    # a CI job's log limit, a merge waiting on a person's review, a schema tool asking what a column is
+    ("The log length has exceeded the limit of 4 MB (this usually means that the test suite is raising the same "
+     "exception over and over).\n\nThe job has been terminated", ("environment", "msg.job_time_limit")),
+    ("Unable to merge branch: GitHub error 405 on PUT https://api.github.com/repos/o/r/pulls/1/merge: At least 1 "
+     "approving review is required by reviewers with write access.", ("confirmation_required", "msg.protected_branch")),
+    ("Is test column in posts table created or renamed from another column?\n❯ + test           create column\n"
+     "  ~ content › test rename column", ("confirmation_required", "msg.prompt")),
+])
+def test_compilers_clouds_ci_and_old_curls_in_their_own_words(tail: str, want: tuple[str, str]) -> None:
+    assert said(tail) == want
+
+
+def test_a_build_summary_is_no_count_of_failed_tests() -> None:
+    tail = ("1>MSBUILD : error MSB4166: Child node \"2\" exited prematurely. Shutting down.\n"
+            "========== Build: 0 succeeded, 1 failed, 1 up-to-date, 0 skipped ==========")
+    assert said(tail)[1] != "msg.test"
+    assert said("Tests: 1 failed, 2 passed, 3 total") == ("test_failed", "msg.test")

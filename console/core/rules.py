@@ -34,7 +34,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a job's time limit: its kill prints "Terminated" too, so it comes first --------------
     ("msg.job_time_limit", "environment", "timeout", 0.85,
      r"timeout was exceeded|execution took longer than|due to time limit|build timed out \(after|no output has been received in the last|exceeded the maximum execution time|maximum execution time of|"
-     r"too long with no output|job (?:has )?exceeded|exceeded (?:the )?(?:job|step|task|build)(?:'s)? (?:time ?limit|timeout)|"
+     r"too long with no output|job (?:has )?exceeded|log length has exceeded the limit|exceeded (?:the )?(?:job|step|task|build)(?:'s)? (?:time ?limit|timeout)|"
      r"(?:job|step|build|task) (?:was )?(?:cancell?ed|terminated|killed) (?:because|after|due to)" + S + r"(?:timeout|time limit|timed out)"),
     # --- a credential no one can type here: a login is what it needs, not a yes -------------
     ("msg.credential_prompt", "permission", "permission", 0.85,
@@ -94,7 +94,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales"),
     # --- a protected branch wants a pull request and a person's review, whatever else it says
     ("msg.protected_branch", "confirmation_required", "permission", 0.85,
-     r"protected branch|gh006|changes must be made through a pull request|- github push protection|\bgh013\b|to allow the secret\."),
+     r"protected branch|gh006|approving reviews? (?:is|are) required|changes must be made through a pull request|- github push protection|\bgh013\b|to allow the secret\."),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
      r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
@@ -108,7 +108,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
      r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '[^'\n]{1,200}' were found|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
-     r"invalid username or password|bad credentials|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
+     r"invalid username or password|bad credentials|requires [\w-]{1,30} permissions? (?:on|for|to)\b|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
      r"forbidden" + S + r"\b403\b|\be403\b|authentication_error|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|"
      r"api key (?:is )?(?:invalid|not valid|missing|expired)|invalid (?:token|credentials|access token)|"
@@ -144,7 +144,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
-     r"\[y/n\]|(?<!terminate batch job )\(y/n\)|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
+     r"\[y/n\]|(?<!terminate batch job )\(y/n\)|created or renamed from another (?:column|table|enum|schema|sequence|view|policy|role)\b|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
      r"type '?yes'? to (?:confirm|continue|proceed)|(?:apply|destroy) cancell?ed|"
@@ -174,7 +174,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error|query stack during panic|"
+     r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -203,7 +203,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|vm\.max_map_count|"
      r"exceeded the memory limit|memory limit[^\n]{0,30}(?:exceeded|reached)|exceeds? (?:the )?memory|cuda out of memory|\bcuda error: out of memory|"
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
-     r"memory budget|exceeded \d+% memory|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
+     r"memory budget|exceeded \d+% memory|internal compiler error: killed|killed signal terminated program|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
      r"(?<!connection )(?<!operation )(?<!request )(?<!resolving )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
@@ -235,7 +235,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
      r"migrations? (?:have|has) failed validation"),
     ("msg.toolchain", "environment", "dependency", 0.8,
-     r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
+     r"python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|fatal error: '[\w./+-]{1,200}\.h' file not found|"
+     r"(?:cannot open include file|无法打开包括文件): ['\"“‘][\w./\\+-]{1,200}['\"”’]: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
      r"cannot find -l[\w+-]+|ld: library not found|could not find (?:a )?(?:package configuration|compiler)|"
      r"configuring incomplete|could not find\s+\w+ \(missing|find_package|pkg-config" + S + r"(?:not found|failed)|"
@@ -263,7 +264,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\b50[0234]\b" + S + r"(?:internal server error|bad gateway|service unavailable|gateway time-?out|unavailable|server error)|"
      r"(?:internal server error|bad gateway|service unavailable|gateway time-?out)" + S + r"\b50[0234]\b|"
      r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|"
-     r"\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
+     r"internal error encountered|\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
      r"server unavailable\b|service (?:is )?(?:temporarily )?unavailable\b|not enough (?:compute )?capacity|insufficient capacity|"
      r"out of capacity|something went wrong while executing your query"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
@@ -298,7 +299,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
      r"curl \d+ |curl: \(\d+\)|curl error \d+|rpc failed|remote end hung up|early eof|unexpected disconnect|"
-     r"failed to connect to|could not connect to|unable to connect to the server|cluster unreachable|connection closed by|"
+     r"failed to connect to|failed connect to|could not connect to|server took too long to respond|unable to connect to the server|cluster unreachable|connection closed by|"
      r"read timed out|resolving timed out|readtimeout|connecttimeout|timed out while|max retries exceeded with url|newconnectionerror|"
      r"transportexception|timeout was reached|spurious network error|trouble with your network connection|"
      r"npm err! network|\bdial tcp\b|kex_exchange_identification|connection (?:was )?(?:aborted|closed)|the client connection is closing|broken pipe|"
@@ -331,7 +332,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )(?<!succeeded, )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
