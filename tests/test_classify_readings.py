@@ -782,6 +782,12 @@ def test_a_wrappers_probably_a_bug_does_not_hide_the_network() -> None:
     "aborted: you must first push the current branch to a remote, or use the --head flag",
     "npm ERR! could not determine executable to run",
     "nox > Error while collecting sessions.\nnox > Sessions not found: nothing",
+    "yarn run v1.5.1\nerror Command \"build\" not found.",
+    'error An unexpected error occurred: "Command \\"build\\" not found.".',
+    "rake aborted!\nDon't know how to build task 'default'",
+    "    % tox -e package\n    ERROR: unknown environment 'package'",
+    "Cloning into 'findomain'...\nfatal: Remote branch develop not found in upstream origin",
+    "fatal: Rama remota are no encontrada en upstream origin",
 ])
 def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
     assert said(tail) == ("unclear_plan", "msg.no_target")
@@ -871,6 +877,18 @@ def test_a_failures_own_words_beside_test_marks_still_decide(tail: str, want: st
     ("An exception has occurred in the compiler (17.0.2). Please file a bug against the Java compiler via the Java "
      "bug reporting page (http://bugreport.java.com)\njava.lang.AssertionError\n"
      "\tat jdk.compiler/com.sun.tools.javac.util.Assert.error(Assert.java:155)", ("agent_failed", "msg.crash_banner")),
+    # ExecJS finds no JavaScript runtime: node is missing; a dev server's port is taken
+    ("rake aborted!\nExecJS::RuntimeUnavailable: Could not find a JavaScript runtime. See "
+     "https://github.com/rails/execjs for a list of available runtimes.", ("agent_missing", "msg.runtime_missing")),
+    ("An unhandled exception occurred: Port 4200 is already in use. Use '--port' to specify a different port.",
+     ("environment", "msg.local_service")),
+    # MSVC's internal compiler error, Homebrew's crashed child, esbuild's service gone
+    ("mips_isa.cpp(482): fatal error C1001: An internal error has occurred in the compiler. [C:\\p\\b.vcxproj]",
+     ("agent_failed", "msg.crash_banner")),
+    ("==> go build\nError: An exception occurred within a child process:\n  Errno::ENOENT: No such file or directory - commit",
+     ("agent_failed", "msg.crash_banner")),
+    ("HookWebpackError: The service is no longer running\n    at makeWebpackError (/app/node_modules/webpack/lib/HookWebpackError.js:48:9)",
+     ("agent_failed", "msg.crash_banner")),
     # a Google API's 500, an older curl's refused connect, a server too slow to answer
     ("ERROR: (gcloud.app.deploy) INTERNAL: Internal error encountered.", ("remote_unreachable", "msg.server_status")),
     ("fatal: unable to access 'https://github.com/o/r.git/': Failed connect to github.com:443; No error",

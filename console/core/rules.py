@@ -168,13 +168,13 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.test_timeout", "test_failed", "test", 0.85, r"panic: test timed out after|testing\.\(\*m\)\.startalarm"),
     # --- the step names what is not there (a script, a test, a manifest, a ref): replan it ---
     ("msg.no_target", "unclear_plan", "validation", 0.75,
-     r"missing script:|err_pnpm_no_script|unknown lifecycle phase|no commits between|is not installable\. neither|"
+     r"missing script:|err_pnpm_no_script|(?:error |: \\?\")command \\?\"[^\"\n\\]{1,100}\\?\" not found|don't know how to build task|unknown environment '|unknown lifecycle phase|no commits between|is not installable\. neither|"
      r"must first push the current branch|could not determine executable to run|sessions not found:|does not appear to contain cmakelists\.txt|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘][^'’\n,]{1,80}['’]\.\s+stop\b|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
-     r"^pattern: " + G + r" - 0 matches|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
+     r"^pattern: " + G + r" - 0 matches|remote branch \S{1,200} not found in upstream|rama remota \S{1,200} no encontrada en upstream|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
-     r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|query stack during panic|"
+     r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
      r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -215,7 +215,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cluster unreachable|unable to connect)" + G + LOCALHOST + "|"
      + LOCALHOST + G + r"(?:connection refused|econnrefused|\[errno 111\]|was refused)|"
      r"failed to start " + S + r"(?:service|daemon|container engine)|inactive \(dead\)|code=exited, status=\d|"
-     r"address already in use|\beaddrinuse\b|port is already allocated|already in use by container|"
+     r"address already in use|\beaddrinuse\b|port is already allocated|port \d{1,5} is already in use|already in use by container|"
      r"bind: (?:address|permission)|oci runtime create failed|driver failed programming external connectivity|"
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|sqlstate\[hy000\] \[2002\] (?:connection refused|no such file)|tcp connect: connection refused|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
@@ -229,7 +229,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
      r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|neither 'pyenv' nor 'asdf' could be found|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
-     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)"),
+     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)|could not find a javascript runtime|execjs::runtimeunavailable"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"

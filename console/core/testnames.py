@@ -41,8 +41,9 @@ _TITLE = re.compile(
     r"|[\w.$]{1,200} > [^\n]{1,300} failed[ \t]*$"  # Gradle
     r"|rspec \.[/\\][^\s]{1,200}:\d{1,6} # "  # rspec's failed examples
     r")", re.MULTILINE)
-_ASCII_HINTS = ("ok ", "rspec ./")  # and " > " beside "fail" (vitest's title, Gradle's FAILED)
-_MARKS = "●›✕×✗✘✖✓✔√"
+# what a title holds, looked for first: "ok ", "rspec ./", " > " beside "fail" (vitest's title,
+# Gradle's FAILED), or one of the runners' marks
+_MARK = re.compile("[●›✕×✗✘✖✓✔√]")
 # mocha's and rspec's list of failures, and a numbered title in it (mocha's may go on over
 # further, deeper lines, the last ending with ":")
 _FAILURE_LIST = re.compile(r"^[ \t]*(?:\d{1,6} failing|failures:)[ \t]*$", re.MULTILINE)
@@ -57,8 +58,8 @@ def skip_test_names(lowered: str) -> Skip | None:
     """A matcher skip (``literals.Prefilter.search``) that passes over a match lying in a test's
     name, answering where to read on from. None when the output holds no hint of a title and no
     node id (plain substring checks first: this runs on every output)."""
-    titles = ((not lowered.isascii() and any(c in lowered for c in _MARKS)) or any(h in lowered for h in _ASCII_HINTS)
-              or (" > " in lowered and "fail" in lowered))
+    titles = ("ok " in lowered or "rspec ./" in lowered or (" > " in lowered and "fail" in lowered)
+              or (not lowered.isascii() and _MARK.search(lowered) is not None))
     numbered = ((" failing" in lowered or "failures:" in lowered) and ") " in lowered
                 and _FAILURE_LIST.search(lowered) is not None)
     nodes = [n.span() for n in _NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
