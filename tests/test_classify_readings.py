@@ -788,6 +788,11 @@ def test_a_wrappers_probably_a_bug_does_not_hide_the_network() -> None:
     "    % tox -e package\n    ERROR: unknown environment 'package'",
     "Cloning into 'findomain'...\nfatal: Remote branch develop not found in upstream origin",
     "fatal: Rama remota are no encontrada en upstream origin",
+    "Couldn't find a project to run. Ensure a project exists in /src/app, or pass the path to the project using --project.",
+    "No se ha podido encontrar un proyecto para ejecutar. Asegúrese de que exista uno en C:\\Users\\m o pase la ruta",
+    "[08:39:00] Task never defined: build\n[08:39:00] To list available tasks, try running: gulp --tasks",
+    "Task 'build' is not in your gulpfile\nPlease check the documentation for proper gulpfile formatting",
+    'make: No rule to make target "hello".stop',
 ])
 def test_a_step_naming_what_is_not_there_is_planned_again(tail: str) -> None:
     assert said(tail) == ("unclear_plan", "msg.no_target")
@@ -877,6 +882,14 @@ def test_a_failures_own_words_beside_test_marks_still_decide(tail: str, want: st
     ("An exception has occurred in the compiler (17.0.2). Please file a bug against the Java compiler via the Java "
      "bug reporting page (http://bugreport.java.com)\njava.lang.AssertionError\n"
      "\tat jdk.compiler/com.sun.tools.javac.util.Assert.error(Assert.java:155)", ("agent_failed", "msg.crash_banner")),
+    # a crate that needs a nightly compiler, a script that needs a newer bash: the toolchain, not the code
+    ("error[E0554]: #[feature] may not be used on the stable release channel\n --> src/lib.rs:5:1",
+     ("environment", "msg.toolchain")),
+    ("termpdf: line 1117: declare: -A: invalid option\ndeclare: usage: declare [-afFirtx] [-p] [name[=value] ...]",
+     ("environment", "msg.toolchain")),
+    # the JVM does not trust the repository's certificate: its trust store (or a proxy's), not the remote
+    ("Could not transfer artifact from clojars (https://repo.clojars.org/): sun.security.validator.ValidatorException: "
+     "PKIX path building failed", ("environment", "msg.toolchain")),
     # ExecJS finds no JavaScript runtime: node is missing; a dev server's port is taken
     ("rake aborted!\nExecJS::RuntimeUnavailable: Could not find a JavaScript runtime. See "
      "https://github.com/rails/execjs for a list of available runtimes.", ("agent_missing", "msg.runtime_missing")),
@@ -914,3 +927,10 @@ def test_a_build_summary_is_no_count_of_failed_tests() -> None:
             "========== Build: 0 succeeded, 1 failed, 1 up-to-date, 0 skipped ==========")
     assert said(tail)[1] != "msg.test"
     assert said("Tests: 1 failed, 2 passed, 3 total") == ("test_failed", "msg.test")
+
+
+def test_a_scripts_crlf_line_end_is_no_missing_interpreter() -> None:
+    # "#!/bin/bash^M": the script was saved with Windows line ends; bash itself is there
+    tail = "-bash: ./deps.sh: /bin/bash^M: bad interpreter: No such file or directory"
+    assert said(tail, 127) == ("environment", "structured.exit_127_tool")
+    assert said("-bash: ./deps.sh: /usr/bin/ruby: bad interpreter: No such file or directory", 127)[0] == "agent_missing"

@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.16"
+RULESET_VERSION = "2026.12.17"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -78,7 +78,8 @@ PROJECT_TOOLS = frozenset({
 _GENERIC = frozenset({"error", "fatal", "warning", "warn", "info", "module", "file", "package", "image", "manifest",
                       "tag", "repository", "remote", "path", "key", "page", "resource", "object", "not", "ref",
                       "branch", "revision", "the", "a", "it", "target", "version", "host", "command"})
-# Words that are no command at all: a script read by the wrong interpreter, or a CRLF line end.
+# Words that are no command at all: a script read by the wrong interpreter, or a CRLF line end
+# (also a "#!" line's interpreter ending in "^M").
 _NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return", "if", "else", "fi", "then", "do",
                            "done", "$'\\r'", "'\\r'", "\\r", "{", "}", "(", ")", "end", "print", "var", "const", "let"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
@@ -129,6 +130,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"volta error: ([\w.+-]{1,60}) is not available",
     r"\b([\w.+-]{1,60}) not found at: ",
     r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there
+    r": ([^:\s]{1,200}): bad interpreter: no such file",  # bash's wording of the same
     r"([\w.+-]{1,60}): readcreateprocess: runinteractiveprocess: exec: does not exist",  # Haskell's process library
     r"([^\s'\"]{1,200}) - не является внутренней или внешней командой",  # cmd.exe, ru
     r"'([^'\n]{1,200})' は、内部コマンドまたは外部コマンド",  # cmd.exe, ja
@@ -349,7 +351,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
             line = line_of(text, m.start(1), m.end(1))
             if pattern is _ENV_SHEBANG and "\\r" in lowered[m.end(1):m.end(1) + 4]:
                 return "agent_failed", "unknown", 0.75, raw, line  # a shebang with a CRLF end: the script itself is broken
-            if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw:
+            if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw or raw.endswith("^m"):
                 return "environment", "dependency", 0.75, raw, line
             if pattern is _GIT_SUBCOMMAND and name.startswith("remote-"):
                 return "environment", "dependency", 0.8, raw, line  # git's own transport helper: a broken git install
