@@ -457,8 +457,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
     lowered = text.lower()
     source = text if len(lowered) == len(text) else lowered  # positions line up for evidence
     agent = str(event.get("agent") or "").lower()
-    if exit_code == 127 and _SHARED_LIBRARY.search(lowered):  # the loader's 127: the command is there, a library is not
-        m = _SHARED_LIBRARY.search(lowered)
+    if exit_code == 127 and (m := _SHARED_LIBRARY.search(lowered)):  # the loader's 127: a library is missing
         return result("environment", "dependency", 0.85, "structured.exit_127_library", tail(source[m.start():m.end()], 80),
                       ["exit 127: the command is there; a shared library it needs is not", line_of(source, m.start(), m.end())])
     if exit_code == 127:
@@ -481,7 +480,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         return result("unclear_plan", "validation", 0.9, "structured.stage_readiness", "stage=readiness",
                       ["failed in the readiness stage: the plan documents are not enough"])
 
-    # test names are looked for only where a runner's title mark or a pytest node id is present
+    # test names are looked for only where the output hints at a runner's title or a pytest node id
     in_test_name = skip_test_names(lowered)
     for rule in MESSAGE_RULES:
         if rule.pattern is None:  # MISSING_COMMAND

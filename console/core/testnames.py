@@ -15,8 +15,9 @@ A test's name is found on a runner's title line, or inside a pytest node id (``p
 Agent CLIs print "✕ [API Error: …]" with no test time: that is a failure, not a name. What a
 failed test raised, on its own line or after the node id, is not a name either.
 
-Every pattern is matched at one line's start, with bounded gaps, and only for a rule's match:
-linear time on any input.
+Every gap is bounded. Node ids and the failure list's header are found once per output; the
+title patterns are matched only at the start of a rule's match's line (and the three lines above
+it, for mocha's further title lines): linear time on any input.
 """
 
 from __future__ import annotations
