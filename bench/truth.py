@@ -112,6 +112,12 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
                 "failure_type": round(len(agreed) / len(readers), 3) if readers else None,
                 "route": round(sum(route_of(second) == route_of(first_label(entry)) for entry, second in readers)
                                / len(readers), 3) if readers else None,
+                # against the settled labels too: a second careful reader's mark on the console's yardstick
+                # (the settler saw their reading, so it leans their way where they disagreed)
+                "failure_type_settled": round(sum(second == entry["failure_type"] for entry, second in readers)
+                                              / len(readers), 3) if readers else None,
+                "route_settled": round(sum(route_of(second) == route_of(entry["failure_type"]) for entry, second in readers)
+                                       / len(readers), 3) if readers else None,
                 # the console on the entries where both people chose the same type
                 "console_where_readers_agree": round(
                     sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] in agreed)
@@ -197,11 +203,13 @@ def markdown(report: dict[str, Any]) -> str:
         out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} "
                    f"| {s['failure_type_first_labels']:.1%} | {s['settled']} ({s['settled_changed']}) |")
     out += ["", "Two readers, from the event alone (see [How hard the task is](#how-hard-the-task-is)):", "",
-            "| split | second reader agrees with the first label: `failure_type` | route | console where both readers agree |", "|---|---|---|---|"]
+            "| split | second reader agrees with the first label: `failure_type` | route | with the settled label: `failure_type` | route | console where both readers agree |",
+            "|---|---|---|---|---|---|"]
     for split in ("dev", "holdout", "all"):
         r = report[split]["second_reader"]
         if r["entries"]:
-            out.append(f"| {split} | {r['failure_type']:.1%} | {r['route']:.1%} | {r['console_where_readers_agree']:.1%} |")
+            out.append(f"| {split} | {r['failure_type']:.1%} | {r['route']:.1%} | {r['failure_type_settled']:.1%} "
+                       f"| {r['route_settled']:.1%} | {r['console_where_readers_agree']:.1%} |")
     for split in ("holdout", "dev"):
         out += ["", f"Per class, {split} (the last column: how often the second reader, from the event alone, "
                 "chose the class where the first label is it):", "",
@@ -250,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         r = report[split]["second_reader"]
         if r["entries"]:
             print(f"  {split:8s} failure_type {r['failure_type']:.3f}  route {r['route']:.3f}  "
+                  f"(settled labels {r['failure_type_settled']:.3f}, route {r['route_settled']:.3f})  "
                   f"console where both agree {r['console_where_readers_agree']:.3f}")
     print("\nholdout per class:          n  recall precision  second reader's recall")
     dash = lambda x: x if x is not None else "-"

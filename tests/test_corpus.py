@@ -53,6 +53,11 @@ def test_every_entry_has_a_second_readers_label() -> None:
         assert agreement["entries"] == report[split]["entries"]
         # people disagree at the edges of the definitions, and agree on most
         assert 0.5 < agreement["failure_type"] < 1.0 and agreement["route"] >= agreement["failure_type"]
+        # and against the settled labels, the console's yardstick
+        entries = [e for e in ENTRIES if e["split"] == split]
+        assert agreement["failure_type_settled"] == round(
+            sum(e["second_reader"]["failure_type"] == e["failure_type"] for e in entries) / len(entries), 3)
+        assert agreement["route_settled"] >= agreement["failure_type_settled"]
         # per class: of the entries whose first label is the class, the share the second reader gave it too
         for t, v in report[split]["per_class"].items():
             firsts = [e for e in ENTRIES if e["split"] == split and truth.first_label(e) == t]
