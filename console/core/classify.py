@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.17"
+RULESET_VERSION = "2026.12.18"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -85,6 +85,7 @@ _NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
 
 _AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
+_AGENT_PREFIXES = tuple(f"{a}-" for a in KNOWN_AGENTS if a not in ("continue", "amp"))  # not words of their own
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
     r"^command '([\w.+-]{1,60})' not found, (?:but|did you mean)",  # Ubuntu's command-not-found
@@ -169,6 +170,11 @@ _SYSTEM_LIBRARY = re.compile(r"was not found in the pkg-config search path|could
 # this host, and a connection it refused
 _LOCAL = re.compile(LOCALHOST)
 _REFUSED = re.compile(r"refused|errno 111\b")
+# the first code error is syntax newer than the node that read it (optional chaining, nullish and
+# logical assignment): the runtime is too old, whoever's file it is
+_NEWER_SYNTAX = re.compile(r"syntaxerror: unexpected token '?(?:\?\.|\?\?=|\?\?|\|\|=|&&=|\?|\.)'?(?=\s|$)")
+# a daemon that runs on this host unless told otherwise: its refusal is a local service down
+_LOCAL_DAEMON = re.compile(r"\bollama")
 # the server Cypress waited for (its baseUrl, printed below its message): a remote host is not local
 _CYPRESS_SERVER = "failed to verify that your server is running"
 _URL_HOST = re.compile(r"https?://([^\s/]{1,200})")
@@ -361,7 +367,8 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "environment", "dependency", 0.8, name, line  # a Verb-Noun cmdlet: its module is missing or too old
             if _PROJECT_LOCAL.search(raw) or name.endswith((".py", ".sh", ".js", ".rb", ".pl", ".mjs")):
                 return "environment", "dependency", 0.8, raw, line  # the project's venv, bin or a script: its setup
-            if name == agent or name in REQUIRED or name.startswith(("python", "node", "java", "ruby", "perl", "php")):
+            if name == agent or name in REQUIRED or name.startswith(("python", "node", "java", "ruby", "perl", "php")) \
+                    or name.startswith(_AGENT_PREFIXES):  # claude-code-acp, gemini-cli: the agent under another name
                 return "agent_missing", "dependency", 0.9, name, line
             if name in PROJECT_TOOLS or "node_modules" in raw:
                 return "environment", "dependency", 0.85, name, line
@@ -504,13 +511,13 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             if rule.id == "msg.no_such_file" and ("node_modules" in line or _SCRIPT_PATH.search(line) or _OPENED.search(line)):
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
             elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
-                    _REFUSED.search(lowered, match.start(), match.end() + 40) and _LOCAL.search(lowered))):
+                    _REFUSED.search(lowered, match.start(), match.end() + 40) and (_LOCAL.search(lowered) or _LOCAL_DAEMON.search(lowered)))):
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
             elif rule.id == "msg.local_service" and match.group(0).startswith(_CYPRESS_SERVER) and _remote_url(lowered, match.end()):
                 ftype, fkind = "remote_unreachable", "tool"  # the server it waited for is another host
             elif rule.id == "msg.dependency" and _own_import(line.lower()):
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
-            elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered)
+            elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _NEWER_SYNTAX.match(lowered, match.start())
                                              or _installed_js_does_not_parse(lowered, match.start())):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
             elif rule.id == "msg.exception" and _thrown_in_node_modules(lowered, match.start()):

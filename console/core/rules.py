@@ -53,6 +53,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\])] {0,3}\^c\s*$"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
+     r"eof when reading a line|"
      r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
@@ -144,6 +145,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
+     r"yes, i trust this folder|(?:workspace|folder|directory) (?:has not been|is not) trusted|accept the trust dialog|\ballow once\b|\balways allow\b|yes, and don't ask again|permission required to run|"
      r"\[y/n\]|(?<!terminate batch job )\(y/n\)|created or renamed from another (?:column|table|enum|schema|sequence|view|policy|role)\b|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
      r"do you want \w+ to (?:install|continue|proceed|import|overwrite)|"
@@ -171,7 +173,10 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"missing script:|err_pnpm_no_script|couldn't find a project to run|no se ha podido encontrar un proyecto para ejecutar|task never defined:|task '[^'\n]{1,80}' is not in your gulpfile|(?:error |: \\?\")command \\?\"[^\"\n\\]{1,100}\\?\" not found|don't know how to build task|unknown environment '|unknown lifecycle phase|no commits between|is not installable\. neither|"
      r"must first push the current branch|could not determine executable to run|sessions not found:|does not appear to contain cmakelists\.txt|is not a valid statement separator|go: cannot find main module|'go get' is no longer supported outside a module|\bmsb1003\b|could not find any test files|^error: file (?:or directory )?not found: |can't open file '[^'\n]{1,300}': \[errno 2\]|could not open input file:|no configuration file provided|cannot find project '|upload-pack: not our ref|is a merge but no -m option|task '[^'\n]{1,80}' not found in (?:root )?project|\bmsb1011\b|no files matching the pattern|no rule to make target [`'‘\"][^'’\"\n,]{1,80}['’\"]\.\s*stop\b|\bno tests? (?:were )?found\b|no tests ran\b|collected 0 items|(?<!\[)\bno test files\b|(?<!\[)no tests to run|error: no test specified|"
      r"^pattern: " + G + r" - 0 matches|remote branch \S{1,200} not found in upstream|rama remota \S{1,200} no encontrada en upstream|could not find `cargo\.toml`|failed to read cargo\.toml|src refspec \S+ does not match any|"
-     r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'"),
+     r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'|"
+     # a task, subcommand, target configuration, service or image tag the step names that is not there
+     r"the task \"[^\"\n]{1,60}\" could not be found|no such (?:sub)?command: |cannot find configuration for |could not find a command named|"
+     r"no such service: |manifest unknown"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
@@ -180,11 +185,12 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
      r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please report (?:a bug|it\b|this (?:in|at|on)\b|as a bug)|please,? report your problems|"
      r"errors are usually caused by|cop was inspecting|(?:reached|entered) unreachable code|panicked during a panic|"
-     r"internal consistency check failed|could not parse llm output|in the lm response|outputparserexception|unexpectedmodelbehavior|"
+     r"internal consistency check failed|could not parse llm output|in the lm response|outputparserexception|unexpectedmodelbehavior|modelbehaviorerror|unsupported parameter|unrecognized request argument|"
      r"(?:reached|exceeded) (?:the )?max(?:imum)? (?:number of )?(?:iterations?|steps|turns)\b|stopped due to iteration limit|"
      r"recursion limit of \d+ reached|"
      r"mcp error -?32000|\bmcp\b[^\n]{0,80}(?:connection closed|client closed|server disconnected|transport closed unexpectedly)|reportabug"),
     ("msg.permission_word", "permission", "permission", 0.7,
+     r"user location is not supported|"
      r"permission denied|operation not permitted|libusb_error_access|bad owner or permissions|is not writ(?:e-?)?able\b|required privilege is not held|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
      r"keine berechtigung|zugriff verweigert|permission non accordée|accès refusé|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
     # --- the local setup -----------------------------------------------------------------
@@ -220,6 +226,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|sqlstate\[hy000\] \[2002\] (?:connection refused|no such file)|tcp connect: connection refused|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
+     r"database is locked|"
      r"index\.lock|in use by another gradle instance|timeout waiting to lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
@@ -235,6 +242,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
      r"migrations? (?:have|has) failed validation"),
     ("msg.toolchain", "environment", "dependency", 0.8,
+     r"unknown file extension \"\.ts\"|primordials is not defined|"
+     r"cannot find module '[^'\n]{0,200}\.node'|"
+     r"does not support tools\b|does not support tool (?:use|calling)|does not support function calling|"
      r"may not be used on the stable release channel|pkix path building failed|declare: -a: invalid option|python\.h: no such file|fatal error: [\w./+-]+\.h: no such file|fatal error: '[\w./+-]{1,200}\.h' file not found|"
      r"(?:cannot open include file|无法打开包括文件): ['\"“‘][\w./\\+-]{1,200}['\"”’]: no such file|compilation terminated|error: command '(?:gcc|g\+\+|cc|clang|cl\.exe|x86_64-linux-gnu-gcc)' failed|"
      r"microsoft visual c\+\+ [\d.]+ or greater is required|gyp err! find vs|could not find any visual studio|"
@@ -323,6 +333,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
+    # --- a setting the configuration file lacks: Python's configparser found no such section or key
+    ("msg.missing_config", "environment", "tool", 0.75, r"configparser\.py\", line \d+, in __getitem__"),
     ("msg.config_syntax", "test_failed", "validation", 0.75,
      r"\[emerg\]" + G + r"(?:not allowed|unexpected|invalid|directive is not)|"
      r"the offending line appears to be|yaml (?:syntax )?error|could not find expected ':'|mapping values are not allowed|"
@@ -332,7 +344,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"template (?:format )?error|template contains errors|validation errors?\b|unexpected value '|while parsing|invalid numeric literal|\d+ compile errors?|cannot index|extra characters|expression #\d|treated as errors?|\berror bcp\d+|\bline:? \d+,? col(?:umn)?:? \d+|\(line \d+, column \d+\)|\bparse error\b|invalid (?:syntax|configuration|config)|unknown (?:key|option|property|field|directive)|is not (?:a )?valid\b|"
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
-     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )(?<!succeeded, )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
+     r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )(?<!succeeded, )(?<!attempt )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
      r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"

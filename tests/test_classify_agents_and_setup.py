@@ -1,0 +1,110 @@
+"""How the classifier reads coding agents' own failures, and the host setup behind a failure that
+reads like the code's: a prompt no one answers, an agent under another name, a model API refusing a
+request, a runtime too old for the syntax it is handed, a configuration that lacks a key, and a
+step that names a task, command or image that is not there."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.core.classify import classify_event
+
+
+def said(tail: str, exit_code: int = 1) -> tuple[str | None, str]:
+    c = classify_event({"exit_code": exit_code, "stderr_tail": tail})
+    return c.failure_type, c.rule
+
+
+@pytest.mark.parametrize("tail", [
+    # Python's input() with nothing on stdin: a question no one was there to answer
+    "Tool Human returned: Error1: EOF when reading a line, EOFError, args: {'query': 'which branch?'}",
+    # an agent asking to be allowed a tool call, with no one at the terminal
+    "◆  Permission required to run: Access file outside working directory: /srv/notes.md\n"
+    "│  ● Allow once\n│  ○ Always allow\n│  ○ Reject\n└",
+    # a workspace the agent has not been told to trust
+    "Ignoring 12 permissions.allow entries from .claude/settings.json: this workspace has not been trusted.",
+])
+def test_a_question_only_a_person_can_answer_waits_for_one(tail: str) -> None:
+    failure_type, rule = said(tail)
+    assert failure_type == "confirmation_required" and rule in ("msg.prompt", "msg.no_tty")  # a rule, not a guess
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("zsh: command not found: claude-code-acp", "agent_missing"),
+    ("bash: gemini-cli: command not found", "agent_missing"),
+    ("bash: scripty: command not found", "environment"),  # a dependency's command stays the setup's
+])
+def test_an_agent_under_another_name_is_still_the_agent(tail: str, want: str) -> None:
+    assert said(tail, 127)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ('{"error": {"code": 400, "message": "User location is not supported for the API use.", '
+     '"status": "FAILED_PRECONDITION"}}', "permission"),
+    ('request error, error status: 400, error body: {"detail":"Unsupported parameter: prompt_cache_retention"}',
+     "agent_failed"),
+    ('agents.exceptions.ModelBehaviorError: Tool read_file" /> not found in agent Planner', "agent_failed"),
+    ('Ollama API error: 400 Bad Request - {"error":{"message":"registry.ollama.ai/library/gemma3:4b does not support '
+     'tools","type":"api_error"}}', "environment"),
+])
+def test_a_model_api_refusing_the_request_says_whose_it_is_to_fix(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_a_local_model_daemon_refusing_is_a_service_down_here() -> None:
+    assert said("litellm.APIConnectionError: OllamaException - [Errno 111] Connection refused") == \
+        ("environment", "msg.network")
+    assert said("curl: (7) Failed to connect to api.example.com port 443: Connection refused")[0] == "remote_unreachable"
+
+
+def test_a_locked_database_file_is_local_state_not_the_network() -> None:
+    tail = "ERROR  Failed to connect to database: failed to set pragma: sqlite3: database is locked."
+    assert said(tail) == ("environment", "msg.lock")
+
+
+def test_a_retry_counted_is_not_a_test_summary() -> None:
+    retry = ("[WARN] Attempt 1 failed for role main (generateObject / claude-code): Claude Code API error\n"
+             "[ERROR] Service call failed for role main (Provider: claude-code, Model: sonnet)")
+    assert said(retry)[0] != "test_failed"
+    assert said("===== 3 failed, 41 passed in 2.10s =====") == ("test_failed", "msg.test")
+
+
+@pytest.mark.parametrize("tail, want", [
+    # optional chaining, nullish assignment: syntax the installed node is too old to parse
+    ("    if (err?.message) {\n            ^\n\nSyntaxError: Unexpected token '.'\n"
+     "    at wrapSafe (internal/modules/cjs/loader.js:915:16)", "environment"),
+    ("SyntaxError: Unexpected token '??='", "environment"),
+    ("SyntaxError: Unexpected token '}'\n    at Module._compile (node:internal/modules/cjs/loader:1364:14)",
+     "test_failed"),  # a brace out of place is the code's
+    # a native addon that was never built: the install, not the code
+    ("Error: Cannot find module '../build/Release/pty.node'\nRequire stack:\n"
+     "- /home/u/.local/share/pnpm/global/5/node_modules/node-pty/lib/unixTerminal.js", "environment"),
+    ('TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension ".ts" for /srv/app/src/index.ts', "environment"),
+    ("ReferenceError: primordials is not defined\n    at fs.js:45:5", "environment"),
+])
+def test_a_runtime_or_setup_that_does_not_fit_the_code_is_the_setup(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_a_configuration_that_lacks_a_key_is_the_setup_not_the_code() -> None:
+    config = ('Traceback (most recent call last):\n  File "run.py", line 8, in <module>\n'
+              '    host = config["default"]["host"]\n'
+              '  File "/usr/lib/python3.11/configparser.py", line 979, in __getitem__\n'
+              "    raise KeyError(key)\nKeyError: 'default'")
+    own = ('Traceback (most recent call last):\n  File "run.py", line 8, in <module>\n'
+           '    host = settings["host"]\nKeyError: \'host\'')
+    assert said(config) == ("environment", "msg.missing_config")
+    assert said(own)[0] == "test_failed"
+
+
+@pytest.mark.parametrize("tail", [
+    '** (Mix) The task "db.seed" could not be found',
+    "error: no such command: `xtask`",
+    "error: no such subcommand: `gen`",
+    " NX   Cannot find configuration for task web:build:production",
+    'Could not find a command named "devtools".',
+    "No such service: redisadmin",
+    "Error response from daemon: manifest for acme/tool:latest not found: manifest unknown: manifest unknown",
+])
+def test_a_step_naming_a_task_command_or_tag_that_is_not_there_is_replanned(tail: str) -> None:
+    assert said(tail) == ("unclear_plan", "msg.no_target")
