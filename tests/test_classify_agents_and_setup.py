@@ -108,3 +108,29 @@ def test_a_configuration_that_lacks_a_key_is_the_setup_not_the_code() -> None:
 ])
 def test_a_step_naming_a_task_command_or_tag_that_is_not_there_is_replanned(tail: str) -> None:
     assert said(tail) == ("unclear_plan", "msg.no_target")
+
+
+@pytest.mark.parametrize("tail", [
+    '> error: Executable not found in $PATH: "claude"',  # Bun's spawn
+    "The claude binary was not found in the sandbox; please check this is the correct sandbox for this agent.",
+])
+def test_the_agent_missing_from_where_it_runs_is_the_agent_missing(tail: str) -> None:
+    assert said(tail) == ("agent_missing", "msg.command_not_found")
+
+
+@pytest.mark.parametrize("tail, want", [
+    # a host out of processes or threads: EAGAIN from fork, not a service that is down
+    ("/bin/bash: fork: retry: Resource temporarily unavailable\nerror: cannot fork() for remote-https", "environment"),
+    ("HTTP/1.1 503 Service Temporarily Unavailable", "remote_unreachable"),
+    ("     Increase your memory limit in php.ini or run PHPStan with --memory-limit", "msg.memory"),
+    # a process stopped by SIGTERM under a clone
+    ("Receiving objects:  28% (1858/6439)\nerror: index-pack died of signal 15\nfatal: index-pack failed", "interrupted"),
+])
+def test_a_host_limit_or_a_stop_is_not_the_network(tail: str, want: str) -> None:
+    assert want in said(tail)  # the type, or the rule that read it
+
+
+def test_a_test_filter_matching_nothing_is_the_build_to_fix() -> None:
+    gradle = "Execution failed for task ':test'.\n> No tests found for given includes: [**/*Test.*](filter.includeTestsMatching)"
+    assert said(gradle)[0] == "test_failed"
+    assert said("No tests found, exiting with code 1") == ("unclear_plan", "msg.no_target")

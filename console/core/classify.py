@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.18"
+RULESET_VERSION = "2026.12.19"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -111,6 +111,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"^(?:/bin/|/usr/bin/)?(?:ba|da|z)?sh: (?:\d+: )?([^\s:]{1,200}): no such file or directory",
     r"\bline \d+: ([^\s:]{1,200}): no such file or directory",  # bash running a script's command
     r"exec: \\?\"([^\"\\\n]{1,200})\\?\": executable file not found",
+    r"executable not found in \$path: \"([^\"\n]{1,200})\"",  # Bun's spawn
     r"unable to locate executable file: ([^\s]{1,120}?)\.(?:\s|$)",  # the GitHub Actions toolkit's which
     r"\bspawn ([^\s'\"]{1,120}) enoent",
     r"syscall: 'spawn ([^'\s]{1,120})'",
@@ -123,7 +124,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b([\w.+-]{1,60}) command could not be found",
     r"(python) was not found; run without arguments",
     r"gyp err! find (python) ",
-    r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: native)?(?: executables?| binary| binaries)? (?:not found|is not installed|could not be found)\b",
+    r"(" + _AGENTS + r")(?: code)?(?: cli)?(?: native)?(?: executables?| binary| binaries)? (?:(?:was |is )?not found|is not installed|could not be found)\b",
     r"unable to locate (" + _AGENTS + r")(?: code| cli)?\b",
     r"\bcli ['\"]([\w.+-]{1,60})['\"] (?:not found|is not installed)",
     r"\b([\w.+-]{1,60}) is not installed or not (?:in|on) (?:the |your )?path\.?\s*$",
