@@ -134,3 +134,25 @@ def test_a_test_filter_matching_nothing_is_the_build_to_fix() -> None:
     gradle = "Execution failed for task ':test'.\n> No tests found for given includes: [**/*Test.*](filter.includeTestsMatching)"
     assert said(gradle)[0] == "test_failed"
     assert said("No tests found, exiting with code 1") == ("unclear_plan", "msg.no_target")
+
+
+@pytest.mark.parametrize("tail, exit_code, want", [
+    ("sh: 1: node-gyp: not found", 127, "environment"),  # a build tool the dependencies bring, not node
+    ("bash: python3.11: command not found", 127, "agent_missing"),  # the interpreter by its versioned name
+    ("bash: node18: command not found", 127, "agent_missing"),
+])
+def test_a_runtimes_name_is_the_runtime_a_tool_named_after_it_is_not(tail: str, exit_code: int, want: str) -> None:
+    assert said(tail, exit_code)[0] == want
+
+
+@pytest.mark.parametrize("tail, want", [
+    ('[ERR_PNPM_IGNORED_BUILDS] Ignored build scripts: esbuild@0.25.5\n'
+     'Run "pnpm approve-builds" to pick which dependencies should be allowed to run scripts.', "confirmation_required"),
+    ("ERROR: (gcloud.compute.instances.create) Some requests did not succeed:\n - Quota 'CPUS' exceeded. Limit: 8.0",
+     "permission"),  # a resource quota: someone raises it, waiting does not
+    ("had HTTP Error: 429, Quota exceeded for quota metric 'All requests' and limit 'per minute'", "remote_unreachable"),
+    ("Your Pipfile.lock (0ac58f) is out of date. Expected: (aabdb1).\n Aborting deploy.\n"
+     " !     Push rejected, failed to compile Python app.", "environment"),
+])
+def test_an_approval_a_quota_or_a_stale_lock_says_who_acts(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.19"
+RULESET_VERSION = "2026.12.20"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -85,6 +85,8 @@ _NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
 
 _AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
+# an interpreter by a versioned name (python3.11, node18, php8.2); node-gyp or javac-wrapper are not one
+_VERSIONED_RUNTIME = re.compile(r"(?:python|node|nodejs|java|ruby|perl|php)[\d.]*w?")
 _AGENT_PREFIXES = tuple(f"{a}-" for a in KNOWN_AGENTS if a not in ("continue", "amp"))  # not words of their own
 _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"command not found: ([^\s'\"]{1,120})",  # zsh
@@ -368,7 +370,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
                 return "environment", "dependency", 0.8, name, line  # a Verb-Noun cmdlet: its module is missing or too old
             if _PROJECT_LOCAL.search(raw) or name.endswith((".py", ".sh", ".js", ".rb", ".pl", ".mjs")):
                 return "environment", "dependency", 0.8, raw, line  # the project's venv, bin or a script: its setup
-            if name == agent or name in REQUIRED or name.startswith(("python", "node", "java", "ruby", "perl", "php")) \
+            if name == agent or name in REQUIRED or _VERSIONED_RUNTIME.fullmatch(name) \
                     or name.startswith(_AGENT_PREFIXES):  # claude-code-acp, gemini-cli: the agent under another name
                 return "agent_missing", "dependency", 0.9, name, line
             if name in PROJECT_TOOLS or "node_modules" in raw:

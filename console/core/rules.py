@@ -108,6 +108,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
+     r"quota '[^'\n]{1,60}' exceeded\. limit:|"
      r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '[^'\n]{1,200}' were found|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|requires [\w-]{1,30} permissions? (?:on|for|to)\b|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
@@ -145,6 +146,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
     # --- a tool asks a person -------------------------------------------------------------
     ("msg.prompt", "confirmation_required", "permission", 0.85,
+     r"run \"pnpm approve-builds\"|err_pnpm_ignored_builds|"
      r"yes, i trust this folder|(?:workspace|folder|directory) (?:has not been|is not) trusted|accept the trust dialog|\ballow once\b|\balways allow\b|yes, and don't ask again|permission required to run|"
      r"\[y/n\]|(?<!terminate batch job )\(y/n\)|created or renamed from another (?:column|table|enum|schema|sequence|view|policy|role)\b|\[y,n|\[yn[a-z]*\]|\(yes/no\b|\[yes/no\]|\(y\)\s*$|proceed \(\[y\]/n\)|ok to proceed\?|"
      r"do you (?:really )?want to (?:continue|proceed|perform these actions|perform this action|destroy|apply)|are you sure\b|"
@@ -285,6 +287,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
      r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
     ("msg.dependency", "environment", "dependency", 0.8,
+     r"pipfile\.lock \(\w{1,12}\) is out of date|"
      r"modulenotfounderror|pytest: error: unrecognized arguments: --|no module named|there is no package called|couldn't resolve the package|not found: 'package:|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|\bts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
      r"importerror: (?:no module|cannot import name|dll load failed|lib\S+: cannot open shared object)|"
      r"cannot open shared object file|library not loaded|0xc0000135|-1073741515|0xc000007b|-1073741701|image not found|dll load failed|winerror 126\b|error loading \S+\.dll|找不到指定的模块|\bmsb4019\b|"
