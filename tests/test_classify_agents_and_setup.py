@@ -156,3 +156,22 @@ def test_a_runtimes_name_is_the_runtime_a_tool_named_after_it_is_not(tail: str, 
 ])
 def test_an_approval_a_quota_or_a_stale_lock_says_who_acts(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+def test_ssh_refusing_an_unknown_host_key_is_known_hosts_to_set_up_unless_it_asked() -> None:
+    refused = "Host key verification failed.\nfatal: Could not read from remote repository."
+    asked = ("The authenticity of host 'git.example.com (10.0.0.5)' can't be established.\n"
+             "Are you sure you want to continue connecting (yes/no)? \nHost key verification failed.")
+    assert said(refused, 128) == ("environment", "msg.host_key")
+    assert said(asked, 128)[0] == "confirmation_required"  # the question, waiting for a person, comes first
+
+
+@pytest.mark.parametrize("tail", [
+    "No cached version of org.apache.httpcomponents:httpmime:4.5.6 available for offline mode.\n"
+    "Disable Gradle 'offline mode' and sync project",
+    "  --- stderr\n  error occurred in cc-rs: Failed to find tool. Is `gcc` installed?\n"
+    "error: failed to compile `cargo-c v0.10.9`, intermediate artifacts can be found at `/tmp/cargo-install`.",
+    "go: download go1.22 for linux/amd64: toolchain not available",
+])
+def test_a_build_tool_its_compiler_or_its_cache_missing_is_the_setup(tail: str) -> None:
+    assert said(tail) == ("environment", "msg.toolchain")

@@ -3,17 +3,18 @@
 Ordered, first match wins: the signals that decide a failure whatever else the output says come
 first (a job's time limit, a credential no one can type here, a TTY flag with no terminal, the C
 library aborting a corrupted process, Ctrl-C at a prompt, a prompt no one can answer, a prompt a
-person said no to, an interrupt, a dirty tree, denied access, a prompt waiting for a person, a
-missing command, a step naming what is not there, a tool's own crash banner), then the local setup
-(disk, memory, limits, a daemon or local service down, stale locks, migrations the code has changed
-since, a toolchain missing), then a remote service's error status or a registry that did not answer,
-then dependencies (a resolver blaming the project's own requirements first), then the network, then
-the code's own failures (tests, types, compilers, linters, configuration syntax), then single words
-that lean one way when nothing more specific was said (low confidence, a CI runner's own failure
-among them), then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between
-two words is bounded (``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the
-text's lines are capped too: ``classify.prepare``), and every alternative holds a literal the
-prefilter can look for (``literals.Prefilter``; a test holds that).
+person said no to, an interrupt, a dirty tree, denied access, a prompt waiting for a person, ssh
+refusing a host key it does not know, a missing command, a step naming what is not there, a tool's
+own crash banner), then the local setup (disk, memory, limits, a daemon or local service down, stale
+locks, migrations the code has changed since, a toolchain missing), then a remote service's error
+status or a registry that did not answer, then dependencies (a resolver blaming the project's own
+requirements first), then the network, then the code's own failures (tests, types, compilers,
+linters, configuration syntax), then single words that lean one way when nothing more specific was
+said (low confidence, a CI runner's own failure among them), then the tools' own crashes. Every
+pattern runs on the lower-cased text; a gap between two words is bounded (``[^\\n]{0,N}``), never
+``.*``, so no rule can backtrack over a long line (the text's lines are capped too:
+``classify.prepare``), and every alternative holds a literal the prefilter can look for
+(``literals.Prefilter``; a test holds that).
 
 Each rule: (id, failure_type, runtime kind, confidence, pattern); ``msg.command_not_found`` marks
 where ``classify.missing_command`` runs (a missing command is named and judged, not matched).
@@ -161,11 +162,13 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"waiting for (?:manual |human )?(?:approval|confirmation|input)|"
      r"cannot force-push|required status checks?|"
      r"destructive (?:migration|change|operation|action)|would (?:drop|destroy|delete)" + S + r"(?:table|data|rows)|"
-     r"are you sure you want to continue connecting|host key verification failed|"
+     r"are you sure you want to continue connecting|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
      r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
      r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\(yn\)|\[yn\]|"
      r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
+    # --- ssh refusing a host key it does not know or that changed: known_hosts to set up ----
+    ("msg.host_key", "environment", "tool", 0.8, r"host key verification failed"),
     # --- a command is missing: classify.missing_command names it and judges it ------------
     ("msg.command_not_found", "", "", 0.0, ""),
     # --- a test that never finished: go test's alarm panics, but the test is what to fix ------
@@ -244,6 +247,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
      r"migrations? (?:have|has) failed validation"),
     ("msg.toolchain", "environment", "dependency", 0.8,
+     r"available for offline mode|disable gradle 'offline mode'|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
      r"unknown file extension \"\.ts\"|primordials is not defined|"
      r"cannot find module '[^'\n]{0,200}\.node'|"
      r"does not support tools\b|does not support tool (?:use|calling)|does not support function calling|"
