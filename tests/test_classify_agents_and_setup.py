@@ -175,3 +175,23 @@ def test_ssh_refusing_an_unknown_host_key_is_known_hosts_to_set_up_unless_it_ask
 ])
 def test_a_build_tool_its_compiler_or_its_cache_missing_is_the_setup(tail: str) -> None:
     assert said(tail) == ("environment", "msg.toolchain")
+
+
+@pytest.mark.parametrize("tail, not_want", [
+    # poetry's solver says a version "is forbidden": a resolution, not an access denied
+    ("Because pillow (9.2.0) requires Python >=3.7\n and pillow (9.3.0) requires Python >=3.7, pillow is forbidden.\n"
+     "So, because app depends on pillow (^9.2), version solving failed.", "permission"),
+    # Django's ImportError asks a question of the reader, not of the terminal
+    ("ImportError: Couldn't import Django. Are you sure it's installed and available on your PYTHONPATH "
+     "environment variable? Did you forget to activate a virtual environment?", "confirmation_required"),
+    # pip's warning about root is advice, not a denial
+    ("WARNING: Running pip install with root privileges is generally not a good idea. Try `pip3 install --user` instead.\n"
+     "ERROR: Could not find a version that satisfies the requirement torch==1.3 (from versions: none)", "permission"),
+])
+def test_words_of_access_or_a_question_inside_other_messages_decide_nothing(tail: str, not_want: str) -> None:
+    assert said(tail)[0] != not_want
+
+
+def test_forbidden_access_is_still_denied_access() -> None:
+    assert said("npm ERR! 403 403 Forbidden - PUT https://registry.npmjs.org/pkg")[0] == "permission"
+    assert said("Error: Access is forbidden for this API key.")[0] == "permission"
