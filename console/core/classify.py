@@ -514,7 +514,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             if rule.id == "msg.no_such_file" and ("node_modules" in line or _SCRIPT_PATH.search(line) or _OPENED.search(line)):
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
             elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
-                    _REFUSED.search(lowered, match.start(), match.end() + 40) and (_LOCAL.search(lowered) or _LOCAL_DAEMON.search(lowered)))):
+                    _REFUSED.search(lowered, match.start(), match.end() + 40)
+                    and (_LOCAL.search(lowered) or _LOCAL_DAEMON.search(lowered)))):
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down
             elif rule.id == "msg.local_service" and match.group(0).startswith(_CYPRESS_SERVER) and _remote_url(lowered, match.end()):
                 ftype, fkind = "remote_unreachable", "tool"  # the server it waited for is another host
@@ -522,7 +523,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
             elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _NEWER_SYNTAX.match(lowered, match.start())
                                              or _installed_js_does_not_parse(lowered, match.start())):
-                ftype, fkind = "environment", "dependency"  # an installed package broke, not the project's code
+                ftype, fkind = "environment", "dependency"  # an installed package broke, or node is too old: not the code
             elif rule.id == "msg.exception" and _thrown_in_node_modules(lowered, match.start()):
                 ftype, fkind = "agent_failed", "unknown"  # the installed tool's own code threw
             elif rule.id == "msg.crash_banner" and _SYSTEM_LIBRARY.search(lowered):
