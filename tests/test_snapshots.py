@@ -47,11 +47,22 @@ async def loaded(pilot) -> None:
 
 
 async def settle(pilot) -> None:
-    """Let the footer, focus and detail pane reach their final state."""
+    """Let the footer, focus and detail pane reach their final state, with every text cursor held
+    still (a blinking one is shown or not by when the picture is taken)."""
+    steady_cursors(pilot)
     for _ in range(10):
         await pilot.pause(0.02)
     await pilot.wait_for_scheduled_animations()
     await pilot.pause(0.2)
+    steady_cursors(pilot)
+
+
+def steady_cursors(pilot) -> None:
+    from textual.widgets import Input, TextArea
+
+    for widget in pilot.app.screen.query("Input, TextArea"):
+        if isinstance(widget, (Input, TextArea)):
+            widget.cursor_blink = False
 
 
 def test_main_screen(snap_compare, tmp_path: Path) -> None:
