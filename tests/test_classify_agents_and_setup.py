@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.core.classify import classify_event
-
-
-def said(tail: str, exit_code: int = 1) -> tuple[str | None, str]:
-    c = classify_event({"exit_code": exit_code, "stderr_tail": tail})
-    return c.failure_type, c.rule
+from classify_kit import said
 
 
 @pytest.mark.parametrize("tail", [

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from classify_kit import said
+
 from console.core.classify import classify_event
-
-
-def said(tail: str, exit_code: int = 1) -> tuple[str | None, str]:
-    c = classify_event({"exit_code": exit_code, "stderr_tail": tail})
-    return c.failure_type, c.rule
 
 
 def test_a_scheduler_time_limit_beats_the_signal_it_kills_with() -> None:

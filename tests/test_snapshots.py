@@ -52,16 +52,16 @@ async def settle(pilot) -> None:
     steady_cursors(pilot)
     for _ in range(10):
         await pilot.pause(0.02)
+    steady_cursors(pilot)  # and those of a screen that came up meanwhile, before the last repaint
     await pilot.wait_for_scheduled_animations()
     await pilot.pause(0.2)
-    steady_cursors(pilot)
 
 
 def steady_cursors(pilot) -> None:
     from textual.widgets import Input, TextArea
 
-    for widget in pilot.app.screen.query("Input, TextArea"):
-        if isinstance(widget, (Input, TextArea)):
+    for kind in (Input, TextArea):
+        for widget in pilot.app.screen.query(kind):
             widget.cursor_blink = False
 
 
