@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.22"
+RULESET_VERSION = "2026.12.23"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -157,7 +157,7 @@ _INSTALLED = re.compile(r"site-packages|dist-packages|/gems/")
 # compile, or the line that threw), or the first stack frame outside node's own files; a path
 # may hold spaces ("C:\\Program Files\\nodejs\\...")
 _JS_HEADER = re.compile(r"^((?!node:|internal/)(?:[a-z]:)?[^\n:]{1,300}):\d+[ \t]*$", re.MULTILINE)
-_JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?((?!internal/|node:)(?:[a-z]:)?[^\n():]{1,300}):\d+:\d+\)?[ \t]*$",
+_JS_FRAME = re.compile(r"^[ \t]+at (?:[^\n(]{0,200}\()?(?:file:///?)?((?!internal/|node:)(?:[a-z]:)?[^\n():]{1,300}):\d+:\d+\)?[ \t]*$",
                        re.MULTILINE)
 JS_WINDOW = 600  # characters around the error line that its header or first frame is looked for in
 # a y/n prompt already answered "y" on its own line: no longer waiting
@@ -176,6 +176,12 @@ _REFUSED = re.compile(r"refused|errno 111\b")
 # the first code error is syntax newer than the node that read it (optional chaining, nullish and
 # logical assignment): the runtime is too old, whoever's file it is
 _NEWER_SYNTAX = re.compile(r"syntaxerror: unexpected token '?(?:\?\.|\?\?=|\?\?|\|\|=|&&=|\?|\.)'?(?=\s|$)")
+# Python's "invalid syntax" under a line written for another version of the language (an
+# f-string or "async def" on an old interpreter, Python 2's print statement on Python 3, Python 3's
+# "raise ... from" on Python 2): the interpreter is the wrong one, the code is fine
+_PY_SYNTAX_ERROR = "syntaxerror: invalid syntax"
+_PY_OTHER_VERSION = re.compile(r"\bf[\"'][^\n]{0,200}\{|\bprint [\"'%]|\) from \w|\bexcept [\w.]{1,60} as \w|"
+                               r"\bexcept [\w.]{1,60}, ?\w{1,30}:|\basync def\b|\bawait \w|:=|\bnonlocal \w|\byield from\b")
 # a daemon that runs on this host unless told otherwise: its refusal is a local service down
 _LOCAL_DAEMON = re.compile(r"\bollama")
 # the server Cypress waited for (its baseUrl, printed below its message): a remote host is not local
@@ -380,6 +386,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
 
 
 _CODE_RULES = frozenset({"msg.exception", "msg.compile"})
+_SYNTAX_RULES = frozenset({"msg.config_syntax", "msg.compile"})
 # the rules that read a test runner's own lines: a test's name is what they look at
 _READS_TEST_NAMES = frozenset({"msg.test", "msg.test_timeout", "msg.lint", "msg.compile", "msg.exception"})
 
@@ -428,6 +435,16 @@ def _remote_url(lowered: str, at: int) -> bool:
     """The first URL within a few lines after ``at`` names a host other than this one."""
     url = _URL_HOST.search(lowered, at, at + 400)
     return url is not None and not _LOCAL.search(url.group(1))
+
+
+def _other_python(lowered: str, at: int) -> bool:
+    """Whether the match at ``at`` is Python's "invalid syntax" under a line of another version's syntax
+    (the three lines above it: the offending line, its caret, the file's name)."""
+    start = lowered.rfind("\n", 0, at) + 1
+    if not lowered.startswith(_PY_SYNTAX_ERROR, lowered.find("syntaxerror", start, at + 1)):
+        return False
+    above = lowered[max(0, start - 600):start].splitlines()[-3:]
+    return any(_PY_OTHER_VERSION.search(line) for line in above)
 
 
 def _own_import(line: str) -> bool:
@@ -521,6 +538,8 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                 ftype, fkind = "remote_unreachable", "tool"  # the server it waited for is another host
             elif rule.id == "msg.dependency" and _own_import(line.lower()):
                 ftype, fkind = "test_failed", "test"  # the project's own module lacks the name
+            elif rule.id in _SYNTAX_RULES and _other_python(lowered, match.start()):
+                ftype, fkind = "environment", "dependency"  # code for another Python than the one that ran it
             elif rule.id in _CODE_RULES and (_raised_in_installed_code(lowered) or _NEWER_SYNTAX.match(lowered, match.start())
                                              or _installed_js_does_not_parse(lowered, match.start())):
                 ftype, fkind = "environment", "dependency"  # an installed package broke, or node is too old: not the code

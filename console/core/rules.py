@@ -93,13 +93,18 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"confirma tus cambios|tus cambios locales|fa[çc]a commit|suas altera[çc][õo]es locais|"
      r"commit or hide your changes|seraient écrasées|überschrieben werden|"
      r"not possible to fast-forward|(?:working|work) (?:tree|dir|directory|copy|space) [^\n]{0,30}(?:unstaged|uncommitted|not clean|must be clean|is dirty|dirty|has changes|modified)|\bis dirty\b|\bunmerged\b|must be clean\b|\bnot clean\b|unstaged changes|uncommitted (?:files|work|modifications)|untracked working tree files? would be|(?:cannot|can't|could not) (?:pull|rebase|merge|checkout|switch)[^\n]{0,30}(?:changes|dirty|unstaged)|needs merge\b|you are in the middle of|rebase in progress|merge in progress|have diverged|divergent branches|"
-     r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales"),
+     r"\blocal changes\b|本地(?:有)?(?:修改|更改)|lokale änderungen|modifications locales|cambios locales|"
+     r"^error: patch failed: |: patch does not apply$|local modifications exist in (?:the )?repository|"
+     # a conflict's markers left in a file a tool reads ("<<<<<<< SEARCH" is an edit format's, not git's)
+     r"^[\s|\d]{0,12}<<<<<<< (?!search\b|replace\b)[\w./-]{1,80}\s*$"),
     # --- a protected branch wants a pull request and a person's review, whatever else it says
     ("msg.protected_branch", "confirmation_required", "permission", 0.85,
      r"protected branch|gh006|approving reviews? (?:is|are) required|changes must be made through a pull request|- github push protection|\bgh013\b|to allow the secret\."),
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
-     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e"),
+     r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e|"
+     # a dataset's own loading code, or a site's rules, that a person must agree to run or accept
+     r"trust_remote_code=true` to allow custom code|do you wish to run the custom code\?|you must accept (?:this|the) " + S + r"(?:rules|terms|licen[cs]e)"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -141,7 +146,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"expiredtoken|invalidclienttokenid|authorizationfailed|does not have authorization|insufficient (?:authentication )?scopes?|"
      r"insufficient_scope|repository not found|missing_scope|not authori[sz]ed [`'\"]|(?:missing|bad|invalid|wrong) username|not_allowed_token_type|invalid_auth\b|or you do not have access to it|\bsaml\b|sso (?:session|token)" + S + r"(?:expired|required)|"
      r"secret (?:key )?(?:is )?(?:invalid|incorrect)|incorrect password|wrong password|login failed|logon failure|"
-     r"\b(?:http|status|error|code|response|returned)\W{0,3}(?:code\W{0,3})?(?:401|403)\b|\b(?:401|403) (?:client error|error|unauthori|forbidden|-)|authenticat\w*[^\n]{0,30}(?:fail|error|required|invalid|denied|rejected|problem)|(?:couldn't|could not|cannot|can't|unable to|failed to) authenticat|\bauth(?:entication|orization)? (?:error|failure|failed|required)\b|gated repo|\bis restricted\b|must (?:have access|be authenticated|be logged|log ?in|sign ?in)|please (?:log|sign) ?in|(?:log|sign) ?in (?:required|first|again)|permissiondenied|requires \w+ access|(?:no|without|lack\w*|not have) (?:write|read|execute)? ?permissions? (?:to|in|for|on)|write permissions?|\bis denied\b|running scripts is disabled|unauthorizedaccess|pssecurityexception|access token (?:is )?(?:required|missing|invalid)|\btoken (?:is )?(?:required|missing|revoked|rejected)|(?:install|add|configure|provide|missing|invalid|your|an?) authtoken|(?:insufficient|not enough|no|more) (?:credits|balance|funds)|credits?\b[^\n]{0,30}(?:exhausted|limit|purchase|remaining)|credential\w*[^\n]{0,30}(?:not found|missing|invalid|rejected|revoked|required|not (?:be )?(?:provided|configured))|\brevoked\b|\bunauthori[sz]ed\b|(?<! is )\bforbidden\b|\baccess is forbidden\b|\bnot allowed to (?:access|push|read|write)|access (?:is )?not (?:allowed|granted|permitted)|(?:invalid|bad|wrong|incorrect|expired) (?:api[ _-]?)?(?:key|token|password|credentials?|secret)|api[ _-]?key[^\n]{0,30}(?:not (?:set|found|provided)|required|missing)|"
+     r"\b(?:http|status|error|code|response|returned)\W{0,3}(?:code\W{0,3})?(?:401|403)\b|\b(?:401|403) (?:client error|error|unauthori|forbidden|-)|authenticat\w*[^\n]{0,30}(?:fail|error|required|invalid|denied|rejected|problem)|(?:couldn't|could not|cannot|can't|unable to|failed to) authenticat|\bauth(?:entication|orization)? (?:error|failure|failed|required)\b|gated repo|\bis restricted\b|must (?:have access|be authenticated|be logged|log ?in|sign ?in)|please (?:log|sign) ?in|(?:log|sign) ?in (?:required|first|again)|permissiondenied|requires \w+ access|(?:no|without|lack\w*|not have) (?:write|read|execute)? ?permissions? (?:to|in|for|on)|write permissions?|\bis denied\b|running scripts is disabled|unauthorizedaccess|pssecurityexception|access token (?:is )?(?:required|missing|invalid)|\btoken (?:is )?(?:required|missing|revoked|rejected)|(?:install|add|configure|provide|missing|invalid|your|an?) authtoken|(?:insufficient|not enough|no|more) (?:credits|balance|funds)|credits?\b[^\n]{0,30}(?:exhausted|limit|purchase|remaining)|credential\w*[^\n]{0,30}(?:not found|missing|invalid|rejected|revoked|required|not (?:be )?(?:provided|configured))|\brevoked\b|\bunauthori[sz]ed\b|(?<! is )\bforbidden\b|\baccess is forbidden\b|\bnot allowed to (?:access|push|read|write)|access (?:is )?not (?:allowed|granted|permitted)|(?:invalid|bad|wrong|incorrect|expired) (?:api[ _-]?)?(?:key(?![ -]value|[ \t]*$)|token|password|credentials?|secret)|api[ _-]?key[^\n]{0,30}(?:not (?:set|found|provided)|required|missing)|"
      r"(?:insufficient|missing|required|elevated|administrator|admin|root) (?:privileges|permissions|rights|access)(?! is generally not a good idea)|purchased or granted|"
      r"no signing certificate|no provisioning profile|provisioning profile" + S + r"(?:not found|expired|doesn't|does not)|need(?:s)? to be (?:root|administrator|admin)|run (?:it )?(?:as|with) (?:sudo|root|admin)|\bnot permitted to\b|two-factor|\b2fa\b|\bmfa\b|"
      r"not allowed by the security policy|security policy|(?:api[_ ]?key|token|credentials?|password|secret)\w*\W{0,3}not configured|errsecinternalcomponent|keychain[^\n]{0,30}(?:locked|denied|not found)|\(401\)|\(403\)"),
@@ -181,7 +186,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unable to find one of 'kustomization|does not have a dockerfile|no such file or directory, open '[^'\n]{0,200}package\.json'|"
      # a task, subcommand, target configuration, service or image tag the step names that is not there
      r"the task \"[^\"\n]{1,60}\" could not be found|no such (?:sub)?command: |cannot find configuration for |could not find a command named|"
-     r"no such service: |manifest unknown"),
+     r"no such service: |manifest unknown|command \"[^\"\n]{1,80}\" is not defined|ninja: error: unknown target '|"
+     r"is not a registered command|^zsh: no matches found: "),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
@@ -197,7 +203,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.permission_word", "permission", "permission", 0.7,
      r"user location is not supported|"
      r"permission denied|operation not permitted|libusb_error_access|bad owner or permissions|is not writ(?:e-?)?able\b|required privilege is not held|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
-     r"keine berechtigung|zugriff verweigert|permission non accordée|accès refusé|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
+     r"keine berechtigung|disabled by your organi[sz]ation'?s? policy|zugriff verweigert|permission non accordée|accès refusé|accesso negato|acesso negado|toegang geweigerd|odmowa dostępu|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
     # --- the local setup -----------------------------------------------------------------
     ("msg.worker_crash", "environment", "tool", 0.8,
      r"worker process (?:has )?(?:exited|quit) (?:before responding|unexpectedly)|a worker process has quit unexpectedly"),
@@ -342,8 +348,12 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the code's own failures --------------------------------------------------------
     # --- a setting the configuration file lacks: Python's configparser found no such section or key
     ("msg.missing_config", "environment", "tool", 0.75, r"configparser\.py\", line \d+, in __getitem__"),
+    # --- a tool cannot read its own configuration or lock file: the tool is older than the file
+    # (a field it does not know) or the file on this host is broken; not the project's code -------
+    ("msg.tool_config", "environment", "tool", 0.7,
+     r"toml parse error|failed to parse `?[\w./-]{0,80}\.lock\b|error loading config(?:uration)?\b|(?:failed|unable) to load config(?:uration)?\b"),
     ("msg.config_syntax", "test_failed", "validation", 0.75,
-     r"\[emerg\]" + G + r"(?:not allowed|unexpected|invalid|directive is not)|"
+     r"\*\*\* missing separator|unary operator expected|binary operator expected|\[emerg\]" + G + r"(?:not allowed|unexpected|invalid|directive is not)|"
      r"the offending line appears to be|yaml (?:syntax )?error|could not find expected ':'|mapping values are not allowed|"
      r"error validating (?:\"|data)|validationerror\(|unknown field \"|argument names must not be quoted|"
      r"an argument named \"" + S + r"\" is not expected|unsupported argument|missing required argument|invalid value for|"
@@ -361,7 +371,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"failed at the \S+ test script|race detected during execution of test|^warning: data race|timeout of \d+ ?ms exceeded|test suites?: \d+ failed|● test suite failed to run|^failures:$|failures=\d|errors=\d|"
      r"\(\d+ failed\)|task :\S*test\S* failed|error collecting|errors? during collection|^\s*expected:? " + G + r"\n\s*received:|"
      r"executed \d+ tests?, with [1-9]\d* failures?|errors while running ctest|\*\*\*failed\b|"
-     r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?"),
+     r"executed \d+ out of \d+ tests?:" + S + r"\d+ fails?\b|\bfailed in \d+ out of \d+|\d+ tests?, [1-9]\d* failures?|"
+     # PHPUnit's assertions, a coverage gate, Behat's and Cucumber's scenario summary (Italian's "fallito" too)
+     r"failed asserting that|coverage threshold for \w{1,20} \(\d{1,3}(?:\.\d{1,2})?%\) not met|\d+ scenari(?:os?)? \(" + S + r"\b(?:failed|fallit)"),
     ("msg.compile", "test_failed", "typecheck", 0.85,
      r"error ts\d{4}|\bts\d{4}:|error cs\d{4}|error\[e\d{4}\]|error: (?:could not compile|aborting due to)|could not compile `|"
      r"cannot find symbol|error: unknown (?:warning option|argument):? '-|cannot parse: \d+:\d+|compilation (?:failure|failed|error)|the build failed\. fix the build errors|failed to compile|"
