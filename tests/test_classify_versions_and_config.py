@@ -87,3 +87,32 @@ def test_a_tool_installed_as_an_es_module_throwing_is_the_tool() -> None:
             "    at Picker.render (file:///C:/Users/dev/AppData/Roaming/npm/node_modules/some-agent/dist/cli.js:812:20)\n"
             "    at node:internal/process/task_queues:95:5")
     assert said(tail)[0] == "agent_failed"
+
+
+def test_a_datasets_own_loading_code_waits_for_a_persons_consent() -> None:
+    tail = ("ValueError: The repository for acme/reviews contains custom code which must be executed to correctly load "
+            "the dataset.\nPlease pass the argument `trust_remote_code=True` to allow custom code to be run.")
+    assert said(tail)[0] == "confirmation_required"
+
+
+@pytest.mark.parametrize("tail", [
+    "Error: INSTALLATION FAILED: cannot re-use a name that is still in use",
+    "Failed to start backup.mount: Unit backup.mount not found.",
+])
+def test_a_name_already_taken_or_a_unit_not_there_is_the_plan(tail: str) -> None:
+    assert said(tail) == ("unclear_plan", "msg.no_target")
+
+
+def test_windows_exception_caught_by_make_is_no_interrupt() -> None:
+    assert said("make: Interrupt/Exception caught (code = 0xc0000005, addr = 0x0040a1b2)", 2)[0] != "interrupted"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("fatal: [web1]: FAILED! => {\"changed\": false, \"msg\": \"Local modifications exist in repository (force=no).\"}",
+     "dirty_worktree"),
+    ("ERROR: Could not install packages due to an OSError: [WinError 5] Accesso negato: 'c:\\\\python\\\\lib'",
+     "permission"),
+    (' ✗ Model "gpt-9" is not available. It may be disabled by your organization\'s policy.', "permission"),
+])
+def test_state_and_access_in_other_words(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

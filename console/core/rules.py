@@ -76,7 +76,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsigterm\b" + S + r"(?:received|caught)|signal: (?:interrupt|terminated)\b|received signal (?:2|15|sigint|sigterm)\b|"
      r"interrupted by (?:the )?user|process interrupted|^aborted!$|\bcancelling (?:the )?(?:build|job|run)|"
      r"\binterrupted\.?\s*$|started cancellation|cancel current running step|sending ctrl[_-]c\b|\bctrl[+-]c\b[^\n]{0,30}(?:pressed|received|detected|caught)|\bc-c c-c\b|cancell?ing (?:the )?(?:workflow|execution|pipeline|deployment|operation|step)|user_cancell?ed|(?:job|build|run|step|pipeline|workflow|execution|task) [^\n]{0,30}\bcancell?ed\b|\bwas cancell?ed\b|has been cancell?ed|received (?:a )?(?:cancellation|shutdown|stop) (?:request|message|signal)|shutdown hook|shutting down\b[^\n]{0,30}(?:signal|sigint|sigterm|request)|"
-     r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|(?<!press )(?<!hit )(?<!use )\bctrl[+-]?c\b(?! (?:again )?to (?:quit|exit|stop|abort|cancel))|keyboard interrupt|"
+     r"\binterrupt(?:ed|ion)?\b(?! signal handler)(?!/exception caught)(?! by signal (?:4|6|7|8|9|11)\b)[^\n]{0,30}(?:by|signal|received|exception|\.\s*$)|interruptedexception|\bsig(?:int|term|hup)\b|\bterminated\s*$|\bkilled by (?:the )?user|stopped by (?:the )?user|(?<!press )(?<!hit )(?<!use )\bctrl[+-]?c\b(?! (?:again )?to (?:quit|exit|stop|abort|cancel))|keyboard interrupt|"
      r"⎿\s+interrupted|interrupted · what should|"
      r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\bkilled by signal (?:1|2|15)\b|\bdied of signal (?:2|15)\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
@@ -103,8 +103,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a licence only a person may accept ------------------------------------------------
     ("msg.license", "confirmation_required", "permission", 0.85,
      r"agreeing to the " + S + r"licen[cs]e|\btos accept\b|licen[cs]es? (?:have|has) not been accepted|agreements? (?:were|was) not agreed to|terms of service (?:have not been |were not |not )accepted|xcodebuild -license|have not agreed to the " + S + r"licen[cs]e|"
-     # a dataset's own loading code, or a site's rules, that a person must agree to run or accept
-     r"trust_remote_code=true` to allow custom code|do you wish to run the custom code\?|you must accept (?:this|the) " + S + r"(?:rules|terms|licen[cs]e)"),
+     # a dataset's own loading code, which a person must agree to run
+     r"trust_remote_code=true` to allow custom code|do you wish to run the custom code\?"),
     # --- ssh could not reach the host: git's "check your access rights" that follows is boilerplate
     ("msg.ssh_connect", "remote_unreachable", "tool", 0.85,
      r"ssh: connect to host " + G + r"(?:timed out|no route to host|network is unreachable|connection refused)|"
@@ -187,7 +187,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      # a task, subcommand, target configuration, service or image tag the step names that is not there
      r"the task \"[^\"\n]{1,60}\" could not be found|no such (?:sub)?command: |cannot find configuration for |could not find a command named|"
      r"no such service: |manifest unknown|command \"[^\"\n]{1,80}\" is not defined|ninja: error: unknown target '|"
-     r"is not a registered command|^zsh: no matches found: "),
+     r"is not a registered command|^zsh: no matches found: |cannot re-use a name that is still in use|unit [\w@.\\-]{1,100} not found\b"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
