@@ -116,3 +116,17 @@ def test_windows_exception_caught_by_make_is_no_interrupt() -> None:
 ])
 def test_state_and_access_in_other_words(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail", [
+    'Model call failed: {"message":"The requested model is not supported.","code":"model_not_supported"}',
+    "ERROR Raw mode is not supported on the current process.stdin, which Ink uses as input stream by default.",
+    "Installer hash does not match; this cannot be overridden when running as admin",
+])
+def test_an_agent_or_package_source_that_cannot_go_on_is_the_tools_failure(tail: str) -> None:
+    assert said(tail)[0] == "agent_failed"
+
+
+def test_a_package_manager_that_cannot_ask_without_a_terminal_waits_for_a_person() -> None:
+    assert said('error An unexpected error occurred: "Can\'t answer a question unless a user TTY".')[0] == \
+        "confirmation_required"

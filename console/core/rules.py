@@ -54,7 +54,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\])] {0,3}\^c\s*$"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
-     r"eof when reading a line|"
+     r"eof when reading a line|can't answer a question unless a user tty|"
      r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
@@ -198,7 +198,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"errors are usually caused by|cop was inspecting|(?:reached|entered) unreachable code|panicked during a panic|"
      r"internal consistency check failed|could not parse llm output|in the lm response|outputparserexception|unexpectedmodelbehavior|modelbehaviorerror|unsupported parameter|unrecognized request argument|"
      r"(?:reached|exceeded) (?:the )?max(?:imum)? (?:number of )?(?:iterations?|steps|turns)\b|stopped due to iteration limit|"
-     r"recursion limit of \d+ reached|"
+     r"recursion limit of \d+ reached|model_not_supported|(?:the )?requested model is not supported|"
+     # an Ink terminal app started on a stdin that is no terminal: it cannot run at all
+     r"raw mode is not supported on the current process\.stdin|"
      r"mcp error -?32000|\bmcp\b[^\n]{0,80}(?:connection closed|client closed|server disconnected|transport closed unexpectedly)|reportabug"),
     ("msg.permission_word", "permission", "permission", 0.7,
      r"user location is not supported|"
@@ -252,6 +254,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.migration_history", "test_failed", "validation", 0.75,
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
      r"migrations? (?:have|has) failed validation"),
+    # --- a package manager's manifest no longer matches what its source serves: the package
+    # source is stale upstream, nothing here to fix ------------------------------------------
+    ("msg.stale_manifest", "agent_failed", "unknown", 0.7, r"installer hash does not match"),
     ("msg.toolchain", "environment", "dependency", 0.8,
      r"available for offline mode|disable gradle 'offline mode'|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
      r"unknown file extension \"\.ts\"|primordials is not defined|"
