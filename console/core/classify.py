@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.25"
+RULESET_VERSION = "2026.12.26"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -96,7 +96,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     # dash, ash, ksh and the shells' builtins: "sh: 1: x: not found", "exec: x: not found" (a bare
     # "Status: not found" is no shell speaking)
     r"(?:\b(?:sh|bash|dash|ash|ksh|mksh|exec|hash)|\bline \d+|: \d+): ([^\s:'\"]{1,120}): not found\b",
-    r"unknown command:? '?([^\s']{1,120})'?",  # fish
+    r"unknown command:? '?([^\s'\"]{1,120})'?",  # fish (cobra's 'unknown command "x" for "y"' is a subcommand)
     # bash and zsh in the locales they ship
     r"(?:^|[\s:])([^\s:'\"]{1,120}): (?:befehl nicht gefunden|commande introuvable|orden no encontrada|команда не найдена|"
     r"未找到命令|コマンドが見つかりません|comando não encontrado|comando non trovato|komut bulunamadı|명령을 찾을 수 없습니다|명령어를 찾을 수 없음)",

@@ -170,6 +170,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"are you sure you want to continue connecting|"
      r"one-time password|\beotp\b|enter (?:the )?(?:passphrase|password for)|paste (?:a|an|the) " + S + r"(?:token|key)|"
      r"\by/n\b|\(\[?y\]?es/|\? \[[^\]\n]{1,40}\]:? *$|\?\[[^\]\n]{1,40}\]:? *$|do you want to\b|would you like to\b|(?:continue|proceed|overwrite|replace)\? *(?:\[|\(|$)|trust (?:them|it|this|the)\b[^\n]{0,30}\?|\bnot trusted\b|(?<!allow-)\buntrusted\b|is blocked\. run|requested permissions? to|haven't granted|have not (?:been )?granted|not accepted the licen[cs]e|licen[cs]e agreements?|to approve\b|needs? (?:your )?approval|waiting for (?:user|operator|human)|enter (?:your |a |the )?(?:choice|selection|number|value)|please (?:select|choose|answer|confirm)\b(?! a different| another)|confirm\w* (?:required|needed)|\(y/n|grant\? ?\[|"
+     r"^question [^\n]{1,80}[:?]\s*\Z|"  # yarn's own prompt, left waiting at the end
      r"use arrows? (?:keys )?to|\(use arrow keys\)|enter to (?:choose|select|confirm)|\(y/n\)|\(yn\)|\[yn\]|"
      r"overwrite \S+\?|cannot overwrite|pass .?--force|non-?interactive[^\n]{0,30}(?:environment|mode|context|terminal|session)|--noinput|--no-input|\(y[a-z]{1,6}\)\s*$|type 'yes'|type \"yes\""),
     # --- ssh refusing a host key it does not know or that changed: known_hosts to set up ----
@@ -187,11 +188,14 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      # a task, subcommand, target configuration, service or image tag the step names that is not there
      r"the task \"[^\"\n]{1,60}\" could not be found|no such (?:sub)?command: |cannot find configuration for |could not find a command named|"
      r"no such service: |manifest unknown|command \"[^\"\n]{1,80}\" is not defined|ninja: error: unknown target '|"
-     r"is not a registered command|^zsh: no matches found: |cannot re-use a name that is still in use|unit [\w@.\\-]{1,100} not found\b"),
+     r"is not a registered command|^zsh: no matches found: |cannot re-use a name that is still in use|unit [\w@.\\-]{1,100} not found\b|"
+     # usage: a subcommand (cobra's, Symfony's namespace) or a required argument (argparse, yargs) the step did not give
+     r"unknown command \"[^\"\n]{1,60}\" for \"|there are no commands defined in the \"|the following arguments are required: |^missing required argument: |"
+     r"error: no such command '|no such target '|error loading asgi app\. could not import module"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
-     r"panicked while panicking|cb\(\) never called|exit handler never called|crash report|"
+     r"panicked while panicking|bug and should be reported|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
      r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please report (?:a bug|it\b|this (?:in|at|on)\b|as a bug)|please,? report your problems|"
@@ -203,7 +207,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"raw mode is not supported on the current process\.stdin|"
      r"mcp error -?32000|\bmcp\b[^\n]{0,80}(?:connection closed|client closed|server disconnected|transport closed unexpectedly)|reportabug"),
     ("msg.permission_word", "permission", "permission", 0.7,
-     r"user location is not supported|"
+     r"user location is not supported|no permissions \(missing udev rules|"
      r"permission denied|operation not permitted|libusb_error_access|bad owner or permissions|is not writ(?:e-?)?able\b|required privilege is not held|not permitted\b|\beacces\b|\beperm\b|read-only file system|"
      r"keine berechtigung|disabled by your organi[sz]ation'?s? policy|zugriff verweigert|permission non accordée|accès refusé|accesso negato|acesso negado|toegang geweigerd|odmowa dostępu|permiso denegado|acceso denegado|отказано в доступе|доступ запрещ|权限不够|拒绝访问|权限被拒绝|没有权限|許可がありません|アクセスが拒否されました|permissão negada|acesso negado|permesso negato"),
     # --- the local setup -----------------------------------------------------------------
@@ -216,7 +220,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"input/output error|\beio\b|\bi/o error\b|"
      r"kein speicherplatz mehr verfügbar|aucun espace disponible|no queda espacio|не осталось свободного места|设备上没有空间|磁盘空间不足|空き領域がありません|não há espaço disponível"),
     ("msg.memory", "environment", "budget", 0.9,
-     r"out of memory|allowed memory size of \d+ bytes exhausted|heap out of memory|kv cache (?:is needed|memory)|requires more (?:system |gpu )?memory|(?:insufficient|not enough) (?:gpu |system |device )?memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
+     r"out of memory|allowed memory size of \d+ bytes exhausted|heap out of memory|kv cache (?:is needed|memory)|can be stored in kv cache|requires more (?:system |gpu )?memory|(?:insufficient|not enough) (?:gpu |system |device )?memory|outofmemoryerror|java heap space|gc overhead limit exceeded|oomkilled|\boom\b" + S + r"kill|cannot allocate memory|\bmemoryerror\b|std::bad_alloc|"
      r"\benomem\b|^\s*killed\.?\s*$|\bkilled\s+\S*(?:python|node|java|rustc|cc1|ld|gcc|clang)|killed process \d+|"
      r"signal:? 9\b|\bsignal: killed\b|\bsigkill\b|exit(?:ed)? (?:with )?code:? 137\b|exit status 137\b|code 137\b|out of memory: kill|"
      r"illegal instruction|\bsigill\b|virtual memory exhausted|fork: resource temporarily unavailable|fork: retry: |\bcannot fork\b|failed to create new os thread|increase your memory limit|vm\.max_map_count|"
@@ -249,7 +253,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.runtime_missing", "agent_missing", "dependency", 0.8,
      r"java_home is not set and (?:no 'java' command|java) could|unable to locate a java runtime|no java runtime (?:present|installed|found)|"
      r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|neither 'pyenv' nor 'asdf' could be found|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
-     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)|could not find a javascript runtime|execjs::runtimeunavailable"),
+     r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)|could not find a javascript runtime|execjs::runtimeunavailable|"
+     # the .NET host without an SDK; the Codex CLI without its platform binary
+     r"not possible to find any installed \.net (?:core )?sdks?|missing optional dependency @openai/codex-"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
@@ -293,14 +299,14 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|"
      r"internal error encountered|\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
      r"server unavailable\b|service (?:is )?(?:temporarily )?unavailable\b|not enough (?:compute )?capacity|insufficient capacity|"
-     r"out of capacity|something went wrong while executing your query"),
+     r"out of capacity|something went wrong while executing your query|\"api_error\"" + S + r"internal server error"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
      r"could not transfer artifact|could not (?:get|head) 'https?://|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
      r"peer not authenticated|unable to download data from|temporary error \(try again later\)|\bconnectionrefused downloading\b"),
     # the resolver says the project's own requirements contradict each other: edit the manifest
     ("msg.manifest_conflict", "test_failed", "dependency", 0.75,
-     r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed"),
+     r"your (?:project's )?requirements are unsatisfiable|change the version requirements of your dependencies|plan construction failed|go: updates to go\.mod needed"),
     ("msg.dependency", "environment", "dependency", 0.8,
      r"pipfile\.lock \(\w{1,12}\) is out of date|"
      r"modulenotfounderror|pytest: error: unrecognized arguments: --|no module named|there is no package called|couldn't resolve the package|not found: 'package:|(?<!ts\d{4}: )cannot find module ['\"](?!\.)|cannot load such file -- (?![./])|\bts2307: cannot find module '(?:@[\w.-]+/)?[\w.-]+'|err_module_not_found|cannot find package|"
@@ -312,7 +318,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"package(?:-lock)?\.json (?:and|are) " + S + r"in sync|can only install packages when your package\.json|"
      r"lockfile (?:needs to be updated|is out of date|would have been modified)|frozen[- ]lockfile|from lock file|"
      r"requirement already satisfied" + G + r"error|metadata-generation-failed|subprocess-exited-with-error|"
-     r"could not resolve (?:all )?(?:dependencies|artifacts|files)|failed to resolve|package \S+ (?:is )?not (?:found|installed)|"
+     r"could not resolve (?:all )?(?:dependencies|artifacts|files)|failed to resolve(?! (?:import )?[\"'](?:\.{1,2})?/)|package \S+ (?:is )?not (?:found|installed)|"
      r"not installed|is not installed|gem::missingspecerror|could not find gem|bundler could not find|run `bundle install`|"
      r"npm err! (?:code )?e404|\be404\b|404 not found" + S + r"(?:registry|npm|package|pypi)|"
      r"module (?:was )?(?:compiled against a different node\.js version|did not self-register)|node_module_version|"
@@ -385,7 +391,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsyntaxerror\b|syntax error|unexpected token|parse error|incompatible types|type mismatch|undefined: \S|"
      r"undefined reference to|ld returned \d+ exit status|does not name a type|\.(?:c|cc|cpp|cxx|h|hpp|hh|ino|m|mm|cu)[:(]\d+[:,]\d+\)?: (?:fatal )?error|undeclared identifier|no member named|is not assignable to|has no attribute|"
      r"error: incompatible|found \d+ errors? in \d+ files?|: error: " + G + r"\[[a-z-]+\]$|\[assignment\]|"
-     r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|"
+     r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|failed to resolve (?:import )?[\"'](?:\.{1,2})?/|"
      r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx|dart)[:(]\d+[:,]\d+\)?: error|isn't defined for the (?:class|type)\b|unresolved external symbol|"
      r"unresolved reference|could not find function \"|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
      r"cannot use \S+ \(|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
@@ -411,7 +417,6 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # a CI runner says its own machinery failed, and nothing above named why
     ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|maxturnsexceeded|max turns \(\d+\) exceeded|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
-    ("msg.enoent", "agent_missing", "dependency", 0.6, r"\benoent\b"),
     ("msg.setup_word", "environment", "dependency", 0.5,
      r"\bnot installed\b|\bnot set\b|\bis missing\b|\bare missing\b|\bmissing (?:required|dependenc|librar|package|module|file|config|header)|"
      r"\bnot configured\b|\bnot supported\b|\bunsupported\b|\bincompatible\b|"

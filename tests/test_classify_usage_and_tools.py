@@ -1,0 +1,91 @@
+"""How the classifier reads a step invoked wrongly (a subcommand, target or argument that is not
+there), an import path the project wrote, a toolchain or agent binary that is absent, and a few
+tools' own words for a crash, a prompt, a server error and a full GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from classify_kit import said
+
+
+@pytest.mark.parametrize("tail", [
+    'Error: unknown command "sh" for "go-semantic-release"\nDid you mean this?\n\tset\n'
+    "Run 'go-semantic-release --help' for usage.",
+    '  [InvalidArgumentException]\n  There are no commands defined in the "entrust" namespace.',
+    "usage: alembic upgrade [-h] [--sql] [--tag TAG] revision\n"
+    "alembic upgrade: error: the following arguments are required: revision",
+    "  -v, --version      Show version number    [boolean]\n\nMissing required argument: dataSource",
+    "Usage: flask [OPTIONS] COMMAND [ARGS]...\nTry 'flask --help' for help.\n\nError: No such command 'upgrade-db'.",
+    "ERROR: no such target '//cmd/npm:npm.tar': target 'npm.tar' not declared in package 'cmd/npm'",
+    'INFO: Started reloader process [15080]\nERROR: Error loading ASGI app. Could not import module "main".',
+])
+def test_a_step_invoked_wrongly_is_the_plan(tail: str) -> None:
+    assert said(tail, 2) == ("unclear_plan", "msg.no_target")
+
+
+@pytest.mark.parametrize("tail", ["fish: Unknown command: claude", "fish: Unknown command 'claude'"])
+def test_fishs_unknown_command_is_still_a_missing_command(tail: str) -> None:
+    assert said(tail) == ("agent_missing", "msg.command_not_found")
+
+
+@pytest.mark.parametrize("tail", [
+    '[vite]: Rollup failed to resolve import "./components/Chart.vue" from "src/App.vue".',
+    "🚨 Build failed.\n@parcel/core: Failed to resolve '/base.0a895d42.css' from './index.html'",
+])
+def test_an_import_path_the_project_wrote_is_the_code(tail: str) -> None:
+    assert said(tail)[0] == "test_failed"
+
+
+def test_an_import_of_a_package_not_installed_is_the_setup() -> None:
+    assert said('[vite] Internal server error: Failed to resolve import "lowlight" from "src/lib/Rich.svelte".')[0] \
+        == "environment"
+
+
+@pytest.mark.parametrize("tail", [
+    "  It was not possible to find any installed .NET Core SDKs\n"
+    "  Did you mean to run .NET Core SDK commands? Install a .NET Core SDK from:\n      https://aka.ms/dotnet-download",
+    "Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex: npm install -g @openai/codex@latest",
+])
+def test_a_toolchain_or_agent_binary_that_is_absent(tail: str) -> None:
+    assert said(tail, 145)[0] == "agent_missing"
+
+
+def test_the_model_apis_own_server_error_is_the_remote() -> None:
+    tail = ('[API Error: {"type":"error","error":{"details":null,"type":"api_error","message":"Internal server error"},'
+            '"request_id":"req_011CY"}]')
+    assert said(tail) == ("remote_unreachable", "msg.server_status")
+
+
+def test_a_tool_that_says_it_has_a_bug_is_the_tool_even_under_a_traceback() -> None:
+    tail = ('  File "/usr/lib/python3.11/site-packages/mesonbuild/modules/gnome.py", line 972, in _make_gir_target\n'
+            "    cc_exelist = state.environment.coredata.compilers.host['c'].get_exelist()\nKeyError: 'c'\n\n"
+            "meson.build:37:6: ERROR: Unhandled python exception\n\n    This is a Meson bug and should be reported!")
+    assert said(tail) == ("agent_failed", "msg.crash_banner")
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("$ go build ./...\ngo: updates to go.mod needed; to update it:\n\tgo mod tidy", "test_failed"),
+    ("ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored "
+     "in KV cache (39024). Try increasing `gpu_memory_utilization`", "environment"),
+    ("List of devices attached\n863276c1        no permissions (missing udev rules? user is in the plugdev group)",
+     "permission"),
+])
+def test_tools_own_words_for_the_manifest_the_gpu_and_a_device(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+def test_yarn_left_waiting_on_its_own_question_needs_a_person() -> None:
+    tail = "yarn publish v1.3.2\n[1/4] Bumping version...\ninfo Current version: 1.0.0\nquestion New version: "
+    assert said(tail, 1) == ("confirmation_required", "msg.prompt")
+
+
+def test_a_yarn_question_answered_earlier_is_no_prompt_now() -> None:
+    tail = ("question New version: 1.0.1\ninfo New version: 1.0.1\n[2/4] Logging in...\n"
+            "error An unexpected error occurred: \"https://registry.yarnpkg.com/x: socket hang up\".")
+    assert said(tail)[0] == "remote_unreachable"
+
+
+def test_enoent_alone_says_no_executable_is_missing() -> None:
+    assert said("[FAILED] eslint --fix [ENOENT]\nhusky > pre-commit hook failed (add --no-verify to bypass)")[0] \
+        != "agent_missing"
