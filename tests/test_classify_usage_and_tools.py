@@ -19,6 +19,12 @@ from classify_kit import said
     "Usage: flask [OPTIONS] COMMAND [ARGS]...\nTry 'flask --help' for help.\n\nError: No such command 'upgrade-db'.",
     "ERROR: no such target '//cmd/npm:npm.tar': target 'npm.tar' not declared in package 'cmd/npm'",
     'INFO: Started reloader process [15080]\nERROR: Error loading ASGI app. Could not import module "main".',
+    "Error: unknown command \"-s\"\n     Run 'kubectl help' for usage.",
+    "Error: unknown flag: --progress",
+    "unknown shorthand flag: 'f' in -f\nSee 'docker build --help'.",
+    "0.724 Task not found: compile\n0.724 Available tasks:\n0.724   No tasks found in configuration file",
+    "'interactive' is not a task. See 'lein help'.",
+    "ERROR    InvalidDistribution: Cannot find file (or expand pattern):\n         'artifacts/natcap.invest*'",
 ])
 def test_a_step_invoked_wrongly_is_the_plan(tail: str) -> None:
     assert said(tail, 2) == ("unclear_plan", "msg.no_target")
@@ -89,3 +95,32 @@ def test_a_yarn_question_answered_earlier_is_no_prompt_now() -> None:
 def test_enoent_alone_says_no_executable_is_missing() -> None:
     assert said("[FAILED] eslint --fix [ENOENT]\nhusky > pre-commit hook failed (add --no-verify to bypass)")[0] \
         != "agent_missing"
+
+
+@pytest.mark.parametrize("tail", [
+    "Previewing CloudFormation changeset before deployment\nDeploy this changeset? [y/N]: \nAborted!",
+    '  File "knack/prompting.py", line 28, in verify_is_a_tty\nknack.prompting.NoTTYException\n\n'
+    "ERROR: The command failed with an unexpected error. Here is the traceback:",
+])
+def test_a_prompt_with_no_one_to_answer_it_needs_a_person(tail: str) -> None:
+    assert said(tail) == ("confirmation_required", "msg.no_tty")
+
+
+def test_a_person_who_pressed_ctrl_c_is_still_an_interrupt() -> None:
+    assert said("Building...\nAborted!")[0] == "interrupted"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("nox > Running session test-3.10\nnox > Session test-3.10 failed: Python interpreter 3.10 not found.", "agent_missing"),
+    ('HttpExceptionRequest Request {\n  host = "casa.fpcomplete.com"\n  port = 443\n}\n ConnectionTimeout\n'
+     "ERROR: Job failed: exit code 1", "remote_unreachable"),
+    ("ERROR: failed to clone from https://github.com/invenia/Mocking.jl.git, error: GitError(Code:ERROR, Class:Net, "
+     "failed to resolve address for github.com: nodename nor servname provided, or not known)", "remote_unreachable"),
+    ("##[error]The job running on agent Azure Pipelines 190 ran longer than the maximum time of 60 minutes.",
+     "environment"),
+    ("-> xxx 不在 sudoers 文件中。此事将被报告。", "permission"),
+    ("sudo: >>> /etc/sudoers.d/amd-indicator: syntax error near line 1 <<<\nsudo: parse error in /etc/sudoers.d/amd-indicator"
+     " near line 1\nsudo: no valid sudoers sources found, quitting\nsudo: unable to initialize policy plugin", "environment"),
+])
+def test_an_interpreter_a_timeout_a_time_limit_and_sudo_in_their_own_words(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -34,7 +34,7 @@ LOCALHOST = r"(?:localhost|127\.0\.0\.1|\[::1\]|::1|0\.0\.0\.0|unix://|unix:|/va
 RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a job's time limit: its kill prints "Terminated" too, so it comes first --------------
     ("msg.job_time_limit", "environment", "timeout", 0.85,
-     r"timeout was exceeded|execution took longer than|due to time limit|build timed out \(after|no output has been received in the last|exceeded the maximum execution time|maximum execution time of|"
+     r"timeout was exceeded|execution took longer than|ran longer than the maximum time of|due to time limit|build timed out \(after|no output has been received in the last|exceeded the maximum execution time|maximum execution time of|"
      r"too long with no output|job (?:has )?exceeded|log length has exceeded the limit|exceeded (?:the )?(?:job|step|task|build)(?:'s)? (?:time ?limit|timeout)|"
      r"(?:job|step|build|task) (?:was )?(?:cancell?ed|terminated|killed) (?:because|after|due to)" + S + r"(?:timeout|time limit|timed out)"),
     # --- a credential no one can type here: a login is what it needs, not a yes -------------
@@ -54,7 +54,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     ("msg.stopped_at_prompt", "interrupted", "cancelled", 0.85, r"[:?\])] {0,3}\^c\s*$"),
     # --- no one can answer a prompt here: "cancelled" follows, but a person is what it needs ----
     ("msg.no_tty", "confirmation_required", "permission", 0.85,
-     r"eof when reading a line|can't answer a question unless a user tty|"
+     r"eof when reading a line|can't answer a question unless a user tty|nottyexception|\[y/n\]: ?\n\s*aborted!|"
      r"unable to prompt|stdin is not readable|err_tty_init_failed|tty initialization failed|cannot prompt|can't prompt|error asking for (?:approval|input|confirmation)|no tty (?:available|present)|not a tty\b|tty\)? is not attached|"
      r"unable to get (?:a )?confirmation|environment is non-?interactive|by typing [`'\"]?yes\b|"
      r"(?:stdin|input) is not (?:a )?(?:tty|terminal)|requires an interactive|non-?interactive mode" + S + r"(?:--yes|--force|-y\b|confirm)"),
@@ -140,7 +140,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"the security token included in the request is invalid|signaturedoesnotmatch|no valid credential|"
      r"could not find default credentials|unable to locate credentials|permission to \S+ denied to|"
      r"\b40[13]\b[\s:]{0,40}(?:forbidden|unauthori[sz]ed)|invalid or\s+non-existent\s+authentication|"
-     r"\bunauthenticated\b|invalid_grant|cannot fetch token|access is denied|not in the sudoers|"
+     r"\bunauthenticated\b|invalid_grant|cannot fetch token|access is denied|not in the sudoers|此事将被报告|"
      r"must be run as (?:root|administrator)|requires? (?:root|elevation|administrator)|run (?:it |this )?as (?:root|administrator)|"
      r"pull access denied|may require '?docker login|unauthorized: |error: unauthorized|"
      r"expiredtoken|invalidclienttokenid|authorizationfailed|does not have authorization|insufficient (?:authentication )?scopes?|"
@@ -191,7 +191,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"is not a registered command|^zsh: no matches found: |cannot re-use a name that is still in use|unit [\w@.\\-]{1,100} not found\b|"
      # usage: a subcommand (cobra's, Symfony's namespace) or a required argument (argparse, yargs) the step did not give
      r"unknown command \"[^\"\n]{1,60}\" for \"|there are no commands defined in the \"|the following arguments are required: |^missing required argument: |"
-     r"error: no such command '|no such target '|error loading asgi app\. could not import module"),
+     r"error: no such command '|no such target '|error loading asgi app\. could not import module|^error: unknown command \"|unknown (?:shorthand )?flag: |"
+     r"task not found: [^\n]{1,80}\n[^\n]{0,20}available tasks:|is not a task\. see '|that's not a task\.|cannot find file \(or expand pattern\)"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
@@ -255,7 +256,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"failed to locate (?:python|node|java|ruby)\b|(?:couldn't|could not|unable to) find any python interpreters?|failed to find interpreter for|neither 'pyenv' nor 'asdf' could be found|interpreternotfound|(?:can't|cannot|could not|unable to) find (?:the )?'?(?:node|nodejs|python3?|java|ruby)'? (?:binary|executable|interpreter)\b|is (?:python|node|java|ruby) installed|"
      r"please install (?:nodejs|node\.js|node|npm|python|java|ruby)(?![\w-]|\.\w)|could not find a javascript runtime|execjs::runtimeunavailable|"
      # the .NET host without an SDK; the Codex CLI without its platform binary
-     r"not possible to find any installed \.net (?:core )?sdks?|missing optional dependency @openai/codex-"),
+     r"not possible to find any installed \.net (?:core )?sdks?|python interpreter [\d.]{1,6} not found|missing optional dependency @openai/codex-"),
     # the project's own migrations no longer match what the database applied: the code to fix
     ("msg.migration_history", "test_failed", "validation", 0.75,
      r"migration checksum mismatch|conflicting migrations detected|multiple leaf nodes in the migration graph|checksum mismatch for migration|multiple head revisions are present|"
@@ -318,7 +319,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"package(?:-lock)?\.json (?:and|are) " + S + r"in sync|can only install packages when your package\.json|"
      r"lockfile (?:needs to be updated|is out of date|would have been modified)|frozen[- ]lockfile|from lock file|"
      r"requirement already satisfied" + G + r"error|metadata-generation-failed|subprocess-exited-with-error|"
-     r"could not resolve (?:all )?(?:dependencies|artifacts|files)|failed to resolve(?! (?:import )?[\"'](?:\.{1,2})?/)|package \S+ (?:is )?not (?:found|installed)|"
+     r"could not resolve (?:all )?(?:dependencies|artifacts|files)|failed to resolve(?! (?:import )?[\"'](?:\.{1,2})?/| address)|package \S+ (?:is )?not (?:found|installed)|"
      r"not installed|is not installed|gem::missingspecerror|could not find gem|bundler could not find|run `bundle install`|"
      r"npm err! (?:code )?e404|\be404\b|404 not found" + S + r"(?:registry|npm|package|pypi)|"
      r"module (?:was )?(?:compiled against a different node\.js version|did not self-register)|node_module_version|"
@@ -328,7 +329,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
-     r"socket hang up|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
+     r"socket hang up|\bconnectiontimeout\b|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
      r"could not resolve (?:host|hostname)|temporary failure in name resolution|name or service not known|"
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
@@ -362,7 +363,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a tool cannot read its own configuration or lock file: the tool is older than the file
     # (a field it does not know) or the file on this host is broken; not the project's code -------
     ("msg.tool_config", "environment", "tool", 0.7,
-     r"toml parse error|failed to parse `?[\w./-]{0,80}\.lock\b|error loading config(?:uration)?\b|(?:failed|unable) to load config(?:uration)?\b"),
+     r"toml parse error|failed to parse `?[\w./-]{0,80}\.lock\b|error loading config(?:uration)?\b|(?:failed|unable) to load config(?:uration)?\b|no valid sudoers sources found"),
     ("msg.config_syntax", "test_failed", "validation", 0.75,
      r"\*\*\* missing separator|unary operator expected|binary operator expected|\[emerg\]" + G + r"(?:not allowed|unexpected|invalid|directive is not)|"
      r"the offending line appears to be|yaml (?:syntax )?error|could not find expected ':'|mapping values are not allowed|"
