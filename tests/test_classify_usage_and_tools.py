@@ -25,6 +25,9 @@ from classify_kit import said
     "0.724 Task not found: compile\n0.724 Available tasks:\n0.724   No tasks found in configuration file",
     "'interactive' is not a task. See 'lein help'.",
     "ERROR    InvalidDistribution: Cannot find file (or expand pattern):\n         'artifacts/natcap.invest*'",
+    '$ nx e2e\nCould not find target "e2e" in the my-app project. Valid targets are: build, serve, lint, test',
+    "$ cypress run\nCan't run because no spec files were found.\n\nWe searched for any files inside of this folder:",
+    "2019/09/18 14:59:15 command traefik error: flag needs an argument: -kubernetes",
 ])
 def test_a_step_invoked_wrongly_is_the_plan(tail: str) -> None:
     assert said(tail, 2) == ("unclear_plan", "msg.no_target")
@@ -123,4 +126,39 @@ def test_a_person_who_pressed_ctrl_c_is_still_an_interrupt() -> None:
      " near line 1\nsudo: no valid sudoers sources found, quitting\nsudo: unable to initialize policy plugin", "environment"),
 ])
 def test_an_interpreter_a_timeout_a_time_limit_and_sudo_in_their_own_words(tail: str, want: str) -> None:
+    assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail", [
+    "Uploading distributions to https://upload.pypi.org/legacy/\nEnter your username:",
+    "Saving debug log to /var/log/letsencrypt/letsencrypt.log\nEnter email address (used for urgent renewal and security notices)",
+])
+def test_output_that_ends_at_a_question_for_a_value_waits_for_a_person(tail: str) -> None:
+    assert said(tail) == ("confirmation_required", "msg.waiting_prompt")
+
+
+def test_a_question_answered_before_the_failure_is_no_wait() -> None:
+    tail = "Enter your username: ci-bot\nUploading x.whl\nHTTPError: 503 Service Unavailable from https://upload.pypi.org/legacy/"
+    assert said(tail)[0] == "remote_unreachable"
+
+
+def test_a_socket_that_timed_out_connecting_is_the_network_not_a_time_limit() -> None:
+    tail = ("torch.distributed.DistNetworkError: The client socket has timed out after 300000ms while trying to connect "
+            "to (036c56dce41b, 41331).")
+    assert said(tail) == ("remote_unreachable", "msg.network")
+
+
+def test_a_scanner_gate_on_found_vulnerabilities_is_the_code() -> None:
+    tail = "[0000] ERROR discovered vulnerabilities at or above the severity threshold\nError: Process completed with exit code 2."
+    assert said(tail, 2)[0] == "test_failed"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("An unexpected error occurred while executing the command:\n0x800704c7 : unknown error", "interrupted"),
+    ("supervisorctl\nhttp://127.0.0.1:9001 refused connection", "environment"),
+    ("unix:///tmp/supervisor.sock refused connection", "environment"),
+    ("selenium.common.exceptions.WebDriverException: Message: 'chromedriver' executable needs to be in PATH.",
+     "environment"),
+])
+def test_a_cancelled_hresult_a_local_refusal_and_a_driver_off_the_path(tail: str, want: str) -> None:
     assert said(tail)[0] == want

@@ -69,7 +69,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"^\s*terminated\s*$|^\s*\[?\d*\]?\s*terminated\b" + S + r"$|received sigint, sigterm|"
      r"(?<!failed; )\b(?:build|operation|job|run|task|upgrade|install|deployment|deploy|upload|workflow|pipeline)s? (?:was |has been |is )?(?:interrupted|cancell?ed|aborted)\b(?!\. reason: test host)(?! due to)|"
      r"the operation was cancell?ed|context cancell?ed|\bcancell?ed by (?:the )?user\b|aborted by (?:the )?user|\bcancell?ed by a newer\b|^aborted by [\w.@-]{1,60}\s*$|"
-     r"user requested abort|gracefully shutting down|stopping operation\.\.\.|daemon will cancel the build|"
+     r"user requested abort|\b0x800704c7\b|gracefully shutting down|stopping operation\.\.\.|daemon will cancel the build|"
      r"cancel: daemon is still busy|finished: aborted|\"result\": \"cancell?ed\"|received a shutdown signal|"
      r"terminate batch job \(y/n\)|control-(?:c|break) event|\*\*\* \[" + G + r"\] interrupt\b|"
      r"exit(?:ed)? (?:with )?code:? 130\b|exit status 130\b|exit code 143\b|exit value 143\b|exit status 143\b|"
@@ -192,7 +192,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      # usage: a subcommand (cobra's, Symfony's namespace) or a required argument (argparse, yargs) the step did not give
      r"unknown command \"[^\"\n]{1,60}\" for \"|there are no commands defined in the \"|the following arguments are required: |^missing required argument: |"
      r"error: no such command '|no such target '|error loading asgi app\. could not import module|^error: unknown command \"|unknown (?:shorthand )?flag: |"
-     r"task not found: [^\n]{1,80}\n[^\n]{0,20}available tasks:|is not a task\. see '|that's not a task\.|cannot find file \(or expand pattern\)"),
+     r"task not found: [^\n]{1,80}\n[^\n]{0,20}available tasks:|is not a task\. see '|that's not a task\.|cannot find file \(or expand pattern\)|"
+     r"could not find target \"[^\"\n]{1,60}\" in the|no spec files were found|flag needs an argument: "),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
@@ -229,7 +230,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\bsignal 4\b|oom when allocating|no available memory|resourceexhaustederror|daemon disappeared unexpectedly|handledaemondisappearance|"
      r"memory budget|exceeded \d+% memory|internal compiler error: killed|killed signal terminated program|killed by unknown signal|memory (?:limit|usage) (?:of|exceeded|reached)"),
     ("msg.time_limit", "environment", "timeout", 0.85,
-     r"(?<!connection )(?<!operation )(?<!request )(?<!resolving )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
+     r"(?<!connection )(?<!operation )(?<!request )(?<!resolving )(?<!socket has )timed out after \d|the configured \(\"[\w.]{1,40}\" value\) time period|timeout: sending signal|(?<!client\.)\btimeout\b(?! of \d+ ?ms)" + S + r"\bexceeded\b|failed: timeout >|"
      r"\+{3,} timeout \+{3,}|timed out waiting for the condition|watchdog timeout|timeout waiting for execute reply|celltimeouterror|test timed out|exceeded timeout of|lock wait timeout"),
     ("msg.local_service", "environment", "tool", 0.85,
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
@@ -265,7 +266,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # source is stale upstream, nothing here to fix ------------------------------------------
     ("msg.stale_manifest", "agent_failed", "unknown", 0.7, r"installer hash does not match"),
     ("msg.toolchain", "environment", "dependency", 0.8,
-     r"available for offline mode|disable gradle 'offline mode'|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
+     r"available for offline mode|disable gradle 'offline mode'|executable needs to be in path|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
      r"unknown file extension \"\.ts\"|primordials is not defined|"
      r"cannot find module '[^'\n]{0,200}\.node'|"
      r"does not support tools\b|does not support tool (?:use|calling)|does not support function calling|"
@@ -329,7 +330,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
-     r"socket hang up|\bconnectiontimeout\b|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
+     r"socket hang up|\brefused connection\b|\bconnectiontimeout\b|socket has timed out after \d{1,9} ?ms while trying to connect|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
      r"could not resolve (?:host|hostname)|temporary failure in name resolution|name or service not known|"
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
@@ -399,7 +400,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
     ("msg.lint", "test_failed", "validation", 0.8,
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
-     r"would reformat|^\s*\d+:\d+\s+error\s+\S|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
+     r"would reformat|vulnerabilities at or above the severity threshold|^\s*\d+:\d+\s+error\s+\S|aborted with \d+ warnings? in strict mode|lint(?:ing)? failed|\bhookid: \w+|\.{3,}failed\s*$|layout/\w+:|"
      r"potentially fixable with the `--fix`|leaks found: [1-9]|total issues \(by severity\)|found license not defined|^\d+ issues?:\s*$|fixable with the `--fix`|your code has been rated at|imports are incorrectly sorted|"
      r"code style issues found|for printf verb %|found broken (?:links|anchors)|#\[deny\(|\^-+ sc\d{4}|shellcheck|\bdl\d{4}\b|level=error msg=\"|golangci-lint|\d+ issues? found"),
     ("msg.exception", "test_failed", "test", 0.7,
@@ -418,6 +419,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # a CI runner says its own machinery failed, and nothing above named why
     ("msg.runner_failure", "agent_failed", "unknown", 0.6, r"job failed \(system failure\)|exceeded \d+ (?:agentic )?turns|maxturnsexceeded|max turns \(\d+\) exceeded|max(?:imum)? (?:number of )?turns (?:reached|exceeded)|we stopped hearing from agent"),
     ("msg.dirty_word", "dirty_worktree", "validation", 0.6, r"(?<![\w.-])dirty(?![\w.-])|\buncommitt?ed\b|\bunstaged\b"),
+    # the output ends at a tool's question for a value (a username, an email): it is waiting for a person
+    ("msg.waiting_prompt", "confirmation_required", "permission", 0.6,
+     r"^\s*enter (?:your |an? |the )?[a-z][\w -]{0,40}(?: \([^)\n]{0,80}\))?:? *\Z"),
     ("msg.setup_word", "environment", "dependency", 0.5,
      r"\bnot installed\b|\bnot set\b|\bis missing\b|\bare missing\b|\bmissing (?:required|dependenc|librar|package|module|file|config|header)|"
      r"\bnot configured\b|\bnot supported\b|\bunsupported\b|\bincompatible\b|"
