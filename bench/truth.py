@@ -87,6 +87,8 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
         said = Counter(result.failure_type or "not_a_failure" for _e, result in pairs)
         readers = [(entry, entry["second_reader"]["failure_type"]) for entry, _r in pairs if entry.get("second_reader")]
         agreed = {entry["id"] for entry, second in readers if second == first_label(entry)}
+        decided = {entry["id"]: (entry, result) for entry, result in pairs
+                   if entry.get("second_reader", {}).get("sure") and entry["second_reader"]["failure_type"] == entry["failure_type"]}
         per_class = {}
         for t in TYPES:
             n = sum(confusion[t].values())
@@ -122,6 +124,15 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
                 "console_where_readers_agree": round(
                     sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] in agreed)
                     / len(agreed), 3) if agreed else None,
+                # where the output decides it: the second reader, from the event alone, was sure and chose
+                # the settled label; the console there, and on the rest
+                "output_decides": len(decided),
+                "console_where_output_decides": round(
+                    sum(result.failure_type == entry["failure_type"] for entry, result in decided.values())
+                    / len(decided), 3) if decided else None,
+                "console_elsewhere": round(
+                    sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] not in decided)
+                    / (len(pairs) - len(decided)), 3) if len(pairs) > len(decided) else None,
             },
             "misses": misses,
         }
@@ -203,13 +214,14 @@ def markdown(report: dict[str, Any]) -> str:
         out.append(f"| {split} | {s['entries']} | {s['failure_type']:.1%} | {s['route']:.1%} | {s['default']} "
                    f"| {s['failure_type_first_labels']:.1%} | {s['settled']} ({s['settled_changed']}) |")
     out += ["", "Two readers, from the event alone (see [How hard the task is](#how-hard-the-task-is)):", "",
-            "| split | second reader agrees with the first label: `failure_type` | route | with the settled label: `failure_type` | route | console where both readers agree |",
-            "|---|---|---|---|---|---|"]
+            "| split | second reader agrees with the first label: `failure_type` | route | with the settled label: `failure_type` | route | console where both readers agree | output decides it (second reader sure, on the settled label) | console there | console on the rest |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for split in ("dev", "holdout", "all"):
         r = report[split]["second_reader"]
         if r["entries"]:
             out.append(f"| {split} | {r['failure_type']:.1%} | {r['route']:.1%} | {r['failure_type_settled']:.1%} "
-                       f"| {r['route_settled']:.1%} | {r['console_where_readers_agree']:.1%} |")
+                       f"| {r['route_settled']:.1%} | {r['console_where_readers_agree']:.1%} | {r['output_decides']} "
+                       f"| {r['console_where_output_decides']:.1%} | {r['console_elsewhere']:.1%} |")
     for split in ("holdout", "dev"):
         out += ["", f"Per class, {split} (the last column: how often the second reader, from the event alone, "
                 "chose the class where the first label is it):", "",
@@ -260,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {split:8s} failure_type {r['failure_type']:.3f}  route {r['route']:.3f}  "
                   f"(settled labels {r['failure_type_settled']:.3f}, route {r['route_settled']:.3f})  "
                   f"console where both agree {r['console_where_readers_agree']:.3f}")
+    print("\nwhere the output decides it (the second reader sure, on the settled label):")
+    for split in ("dev", "holdout", "all"):
+        r = report[split]["second_reader"]
+        if r["entries"]:
+            print(f"  {split:8s} {r['output_decides']:4d} entries  console {r['console_where_output_decides']:.3f}  "
+                  f"on the other {report[split]['entries'] - r['output_decides']} {r['console_elsewhere']:.3f}")
     print("\nholdout per class:          n  recall precision  second reader's recall")
     dash = lambda x: x if x is not None else "-"
     for t, v in report["holdout"]["per_class"].items():

@@ -105,3 +105,20 @@ def test_accuracy_does_not_fall_below_what_it_is() -> None:
     assert not low, low
     readiness = [e for e in ENTRIES if e.get("stage") == "readiness"]
     assert readiness and all(classify_event(truth.event_of(e)).failure_type == "unclear_plan" for e in readiness)
+
+
+def test_the_split_by_whether_the_output_decides_it_is_what_it_says() -> None:
+    """The console where the second reader, from the event alone, was sure and chose the settled
+    label, and on the rest: the two parts add up to the split's own figure."""
+    report = truth.evaluate(ENTRIES)
+    for split in ("dev", "holdout"):
+        entries = [e for e in ENTRIES if e["split"] == split]
+        decided = [e for e in entries if e["second_reader"]["sure"] and e["second_reader"]["failure_type"] == e["failure_type"]]
+        r = report[split]["second_reader"]
+        assert r["output_decides"] == len(decided) and 0 < len(decided) < len(entries)
+        right = sum(classify_event(truth.event_of(e)).failure_type == e["failure_type"] for e in decided)
+        assert r["console_where_output_decides"] == round(right / len(decided), 3)
+        whole = report[split]["failure_type"] * len(entries)
+        rest = r["console_elsewhere"] * (len(entries) - len(decided))
+        # each of the three figures is rounded to three places: at most half a thousandth of its count off
+        assert abs(r["console_where_output_decides"] * len(decided) + rest - whole) <= 0.0005 * 2 * len(entries) + 1e-6
