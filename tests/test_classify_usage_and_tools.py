@@ -162,3 +162,57 @@ def test_a_scanner_gate_on_found_vulnerabilities_is_the_code() -> None:
 ])
 def test_a_cancelled_hresult_a_local_refusal_and_a_driver_off_the_path(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail", [
+    "AI_APICallError: No tool call found for function call output with call_id call_sFX9Tzfk56.",
+    '[API Error: 400 InvalidParameter: An assistant message with "tool_calls" must be followed by tool messages '
+    'responding to each "tool_call_id".]',
+    "Error: 'thinking is enabled but reasoning_content is missing in assistant tool call message at index 2'",
+    "Error: Debug Failure. False expression.\n    at checkCallExpression (node_modules/typescript/lib/tsc.js:30913:29)",
+    "%objc_block*LLVM ERROR: Broken function found, compilation aborted!",
+    'error An unexpected error occured, please open a bug report with the information provided in "yarn-error.log".',
+    "An unexpected error has occurred. Conda has prepared the above report.",
+    "claude_code_sdk._errors.CLIJSONDecodeError: Failed to decode JSON: {\"type\":\"assistant\"",
+])
+def test_an_agent_or_tool_that_broke_its_own_protocol_or_crashed(tail: str) -> None:
+    assert said(tail) == ("agent_failed", "msg.crash_banner")
+
+
+def test_yarns_footer_on_any_error_is_no_crash() -> None:
+    tail = ("error An unexpected error occurred: \"https://registry.yarnpkg.com/left-pad: ETIMEDOUT\".\n"
+            "info If you think this is a bug, please open a bug report with the information provided in \"yarn-error.log\".")
+    assert said(tail)[0] == "remote_unreachable"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ('message: "Maximum GenerateAssistantResponse reached for this month.", aws_request_id: "07cb"', "permission"),
+    ("> You must re-authenticate to use jkim scope.\n> Log in to Vercel (Use arrow keys)", "permission"),
+    ("Hint: You are currently not seeing messages from other users and the system.", "permission"),
+    ("Vertex AI API has not been used in project 1234 before or it is disabled. Enable it by visiting "
+     "https://console.developers.google.com/apis/api/aiplatform.googleapis.com", "permission"),
+    ("ESLint couldn't find a configuration file. To set up a configuration file for this project, please run:",
+     "environment"),
+    ("ERROR: Unable to connect to the database. Configure the url, user and password!", "environment"),
+    ('This stack uses assets, so the toolkit stack must be deployed to the environment (Run "cdk bootstrap")',
+     "environment"),
+    ("ERROR [launcher]: No binary for Chrome browser on your platform.\n  Please, set \"CHROME_BIN\" env variable.",
+     "environment"),
+    ("gpg: signing failed: Inappropriate ioctl for device\nerror: gpg failed to sign the data", "environment"),
+    ('[ERROR] Timeout trying to acquire write lock to "/opt/.opam/lock", is another opam process running ?',
+     "environment"),
+    ("jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed.", "environment"),
+    ("failed with exception HTTPConnectionPool(host='0.0.0.0', port=5000): Max retries exceeded with url: /api "
+     "(Caused by ResponseError('too many 500 error responses'))", "remote_unreachable"),
+    ("Error: Unexpected error, check log file\n\nUnable to connect. Is the computer able to access the url?",
+     "remote_unreachable"),
+    ("Error downloading [https://github.com/grpc/grpc/archive/v1.34.0.tar.gz]: Tried to reconnect at offset 393,216 "
+     "but server didn't support it", "remote_unreachable"),
+    (" Failed tests\n Failure ('test-expect-header.R:120:5'): works offline too\n[ FAIL 1 | WARN 0 | SKIP 5 | PASS 312 ]",
+     "test_failed"),
+    ("    Scanning Cargo.lock for vulnerabilities (86 crate dependencies)\nerror: Vulnerable crates found!", "test_failed"),
+    ('Error: Undefined variable: "$chapter-current-color".\n        on line 106 of src/scss/_objects.video.scss',
+     "test_failed"),
+])
+def test_quotas_setup_networks_and_gates_in_their_tools_words(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -114,7 +114,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"quota '[^'\n]{1,60}' exceeded\. limit:|"
+     r"quota '[^'\n]{1,60}' exceeded\. limit:|reached for this month|\bre-authenticat|authorization header using bearer|not seeing messages from other users|"
+     r"it is disabled\. enable it by visiting|has not been used in project|"
      r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '[^'\n]{1,200}' were found|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|requires [\w-]{1,30} permissions? (?:on|for|to)\b|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
      r"\(http 40[13]\)|http(?:/[\d.]+)? 40[13]\b|status(?: code)?:? 40[13]\b|got 40[13]\b|\b403\b" + S + r"forbidden|"
@@ -197,7 +198,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
-     r"panicked while panicking|bug and should be reported|cb\(\) never called|exit handler never called|crash report|"
+     r"panicked while panicking|bug and should be reported|no tool call found for function call output|must be followed by tool messages|reasoning_content is missing|"
+     r"\bdebug failure\. |\bllvm error: |unexpected error occurr?ed, please open a bug report|conda has prepared the above report|clijsondecodeerror|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
      r"please open an issue in our bug tracker|fatal error while checking|please report this bug|please report (?:a bug|it\b|this (?:in|at|on)\b|as a bug)|please,? report your problems|"
@@ -245,7 +247,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"error while fetching server api version|has not been booted with systemd|unable to connect to epmd|docker\.errors\.dockerexception|failed to connect to (?:the )?(?:docker|containerd|podman)|daemon (?:is )?not running|(?:service|daemon|server) (?:is )?not (?:running|started|reachable)|no connection could be made because the target machine actively refused|"
      r"can't connect to local|sqlstate\[hy000\] \[2002\] (?:connection refused|no such file)|tcp connect: connection refused|through socket '|\bis it running\?|connection to your authentication agent|could not find any running|no running \S+ (?:instance|server|daemon)|couldn't communicate with the \S+ driver|driver (?:is )?not (?:loaded|installed|running)|failed to connect to \S+ at :unix|socket error in \"connect\""),
     ("msg.lock", "environment", "tool", 0.85,
-     r"database is locked|"
+     r"database is locked|is another \w{1,20} process running|"
      r"index\.lock|in use by another gradle instance|timeout waiting to lock|could not get lock|can't locate revision identified by|\bebusy\b|resource busy or locked|being used by another process|\be155004\b|svn cleanup|another operation \([^)\n]{0,60}\) is in progress|old lock file|unable to acquire (?:the )?(?:dpkg )?(?:frontend )?lock|is another process using it|"
      r"currently locked by|error acquiring the state lock|state (?:is )?locked|lock (?:file )?(?:is )?held|"
      r"dpkg was interrupted|another (?:apt|dpkg|brew|yum|dnf|npm) process|waiting for (?:the )?(?:cache )?lock|"
@@ -266,7 +268,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # source is stale upstream, nothing here to fix ------------------------------------------
     ("msg.stale_manifest", "agent_failed", "unknown", 0.7, r"installer hash does not match"),
     ("msg.toolchain", "environment", "dependency", 0.8,
-     r"available for offline mode|disable gradle 'offline mode'|executable needs to be in path|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
+     r"available for offline mode|disable gradle 'offline mode'|executable needs to be in path|no binary for chrome browser|no such module 'packagedescription'|"
+     r"inappropriate ioctl for device|dnn library initialization failed|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
      r"unknown file extension \"\.ts\"|primordials is not defined|"
      r"cannot find module '[^'\n]{0,200}\.node'|"
      r"does not support tools\b|does not support tool (?:use|calling)|does not support function calling|"
@@ -301,7 +304,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|"
      r"internal error encountered|\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
      r"server unavailable\b|service (?:is )?(?:temporarily )?unavailable\b|not enough (?:compute )?capacity|insufficient capacity|"
-     r"out of capacity|something went wrong while executing your query|\"api_error\"" + S + r"internal server error"),
+     r"out of capacity|something went wrong while executing your query|too many 50\d error responses|\"api_error\"" + S + r"internal server error"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
      r"could not transfer artifact|could not (?:get|head) 'https?://|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
@@ -330,7 +333,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
-     r"socket hang up|\brefused connection\b|\bconnectiontimeout\b|socket has timed out after \d{1,9} ?ms while trying to connect|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
+     r"socket hang up|\brefused connection\b|is the computer able to access the url|tried to reconnect at offset|\bconnectiontimeout\b|socket has timed out after \d{1,9} ?ms while trying to connect|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
      r"could not resolve (?:host|hostname)|temporary failure in name resolution|name or service not known|"
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
@@ -354,13 +357,15 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"\berror code:? 52[0-4]\b|"
      r"\b(?:502|503|504)\b" + S + r"(?:from|error)|\bunavailable\b" + S + r"(?:try again|later|capacity)|"
      r"try again later|server is busy|(?<!resource )temporarily unavailable|"
-     r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|\boffline\b|unreachable\b(?! code|=0\b)|"
+     r"transfer failed|failed to transfer|webexception|response error: ?5\d\d|\b(?:http|status|error|code|response)\W{0,3}(?:code\W{0,3})?(?:500|501|502|503|504|520|521|522|523|524|529)\b|connection failed|check your (?:internet|network)|(?:try again|retry) (?:later|in a (?:few|moment))|in progress[^\n]{0,80}try again|wait\b[^\n]{0,80}(?:and )?try again|internet connection|unreachable\b(?! code|=0\b)|"
      r"failed to dial|closed by (?:the )?(?:remote|foreign) host|dnslookuperror|dns lookup failed|\bconnectionrefused\b|failedtoopensocket|were \S{1,300}(?: or \S{1,300})? {1,2}reachable\?|(?:cannot|could not|can't) be reached\b|^\W{0,3}(?:error: )?connection error\.?\s*$|\bdial(?:ing)? (?:tcp|udp|to)\b|no recent network activity|retrying connection|server unavailable|service (?:is )?(?:temporarily )?unavailable|"
      r"timeout für vorgang überschritten|zeitlimit für (?:den )?vorgang|l'opération a expiré|délai d'attente de l'opération|se agotó el tiempo de espera|время ожидания операции истекло|操作超时|操作がタイムアウト|a operação expirou|"
      r"verbindung abgelehnt|connexion refusée|conexión rehusada|conexión rechazada|в соединении отказано|соединение отклонено|拒绝连接|连接被拒绝|接続を拒否されました|conexão recusada|namensauflösung|résolution du nom|resolución del nombre|разрешении имен|域名解析|名前解決|netzwerk ist nicht erreichbar|réseau inaccessible|la red es inaccesible|сеть недоступна|网络不可达|querysrv|\beservfail\b|\betimeout\b|\bnxdomain\b|non-existing domain|srv record|no cluster nodes available|can't connect to \S+ server on|could not connect to server"),
     # --- the code's own failures --------------------------------------------------------
     # --- a setting the configuration file lacks: Python's configparser found no such section or key
-    ("msg.missing_config", "environment", "tool", 0.75, r"configparser\.py\", line \d+, in __getitem__"),
+    ("msg.missing_config", "environment", "tool", 0.75,
+     r"configparser\.py\", line \d+, in __getitem__|couldn't find a configuration file|configure the url, user and password|check proxy url|"
+     r"toolkit stack must be deployed"),
     # --- a tool cannot read its own configuration or lock file: the tool is older than the file
     # (a field it does not know) or the file on this host is broken; not the project's code -------
     ("msg.tool_config", "environment", "tool", 0.7,
@@ -375,7 +380,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )(?<!succeeded, )(?<!attempt )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
-     r"tests? failed|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
+     r"tests? failed|\[ fail \d+ \| warn \d+|vulnerable crates found|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
      r"the following tests failed|tests failed out of|tests? completed, \d+ failed|\bassertionerror\b|assertion failed|"
@@ -396,7 +401,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cannot resolve (?:symbol|'file')|cannot find module ['\"]\.{1,2}[/\\\\]|cannot load such file -- \.{1,2}/|attempted relative import|could not find module [‘'\"]|it is a member of the hidden package|module not found: error: can't resolve|can't resolve '|failed to resolve (?:import )?[\"'](?:\.{1,2})?/|"
      r"\berror:? [\w./-]+\.(?:go|rs|ts|tsx|js|py|java|kt|cs|c|cc|cpp|h|swift):\d+|\.(?:go|java|kt|cs|swift|ts|tsx|dart)[:(]\d+[:,]\d+\)?: error|isn't defined for the (?:class|type)\b|unresolved external symbol|"
      r"unresolved reference|could not find function \"|\bnot in scope: |analysis of target \S+ failed|imported and not used|declared and not used|declared but not used|\berror c\d{4}\b|was not declared in this scope|error: expected " + S + r"before|error: '" + S + r"' expected|"
-     r"cannot use \S+ \(|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
+     r"cannot use \S+ \(|\bundefined variable\b|\bindentationerror\b|\btaberror\b|does not exist in the current context|no overload for|"
      r"is not a member of|does not exist on type|^type error: |has no member named|cannot convert|mismatched types|expected type|found type"),
     ("msg.lint", "test_failed", "validation", 0.8,
      r"\d+ problems? \(\d+ errors?|found \d+ errors?\b|\d+ offen[cs]es? detected|:\d+:\d+: [a-z]{1,3}\d{3,4}\b|"
