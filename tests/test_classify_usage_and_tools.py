@@ -216,3 +216,31 @@ def test_yarns_footer_on_any_error_is_no_crash() -> None:
 ])
 def test_quotas_setup_networks_and_gates_in_their_tools_words(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail", [
+    "##[error]The runner has received a shutdown signal.\nmake: *** [Makefile:45: lint] Killed\n##[error]The operation was canceled.",
+    "srv  update_slots: all slots are idle\n^C^C^C^C^C^C",
+])
+def test_a_sigkill_after_a_stop_is_the_stop(tail: str) -> None:
+    assert said(tail, 137) == ("interrupted", "msg.interrupted")
+
+
+def test_a_sigkill_with_no_stop_in_sight_is_still_memory() -> None:
+    assert said("make: *** [Makefile:12: build] Killed", 137) == ("environment", "structured.exit_137")
+
+
+@pytest.mark.parametrize("tail, want", [
+    ('Error: Kubernetes cluster unreachable: Get "https://k8s.example.net": dial tcp: lookup k8s.example.net on '
+     "127.0.0.53:53: read udp 127.0.0.1:36274->127.0.0.53:53: i/o timeout", "remote_unreachable"),
+    ("error: cannot connect to socket at '/nix/var/nix/daemon-socket/socket': Connection refused", "environment"),
+    ("→ Committing changes...\nError: committing: git commit failed: exit status 128\n"
+     "fatal: cannot exec '/opt/1Password/op-ssh-sign': No such file or directory", "environment"),
+    ("'npm' não é reconhecido como um comando interno\nou externo, um programa operável ou um arquivo em lotes.",
+     "agent_missing"),
+    ("Exception: Command failed with exit code 1 (exit code: 1)\nError output: Check stderr output for details",
+     "agent_failed"),
+    (" ✗ Say Hi!\n   (in test file hello_world_test.sh, line 8)\n     `[[ $status -eq 0 ]]' failed", "test_failed"),
+])
+def test_where_the_host_is_a_commit_step_a_locale_an_sdk_and_bats(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -38,7 +38,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.29"
+RULESET_VERSION = "2026.12.30"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -109,6 +109,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"der befehl \"([^\"\n]{1,200})\" ist entweder falsch geschrieben",
     r"'([^'\n]{1,200})' n.est pas reconnu en tant que commande interne",
     r"\"([^\"\n]{1,200})\" no se reconoce como un comando interno",
+    r"'([^'\n]{1,200})' n.o . reconhecido como um comando interno",  # Portuguese cmd.exe (accents often lost)
     r"env: ['‘\"]?([^\s:'’\"]{1,120}?)(?:\\r)?['’\"]?: no such file or directory",
     r"^(?:/bin/|/usr/bin/)?(?:ba|da|z)?sh: (?:\d+: )?([^\s:]{1,200}): no such file or directory",
     r"\bline \d+: ([^\s:]{1,200}): no such file or directory",  # bash running a script's command
@@ -263,6 +264,7 @@ def _rules() -> tuple[Rule, ...]:
 MESSAGE_RULES: tuple[Rule, ...] = _rules()
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", NO_RULE_CONFIDENCE)
 _JOB_TIME_LIMIT = next(rule for rule in MESSAGE_RULES if rule.id == "msg.job_time_limit")
+_INTERRUPTED = next(rule for rule in MESSAGE_RULES if rule.id == "msg.interrupted")
 _STAGE_ROWS = {row.name: row for row in STAGE_CLASSES}
 
 KIND_TO_TYPE = {
@@ -496,11 +498,13 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                       [f"exit 127: {found[3]} is missing (not the agent)", found[4]])
     present = RULE_FILTER.present(lowered)
     if exit_code in EXIT_RULES:
-        # a scheduler's time limit kills with the same signals a person sends: its words decide
-        match = RULE_FILTER.search(_JOB_TIME_LIMIT.slot, lowered, present) if _JOB_TIME_LIMIT.slot in present else None
-        if match:
-            return result(_JOB_TIME_LIMIT.failure_type, _JOB_TIME_LIMIT.kind, _JOB_TIME_LIMIT.confidence, _JOB_TIME_LIMIT.id,
-                          tail(source[match.start():match.end()], 80), [line_of(source, match.start(), match.end())])
+        # a scheduler's time limit kills with the same signals a person sends: its words decide; and
+        # a SIGKILL (137) that follows a stop (Ctrl-C, SIGTERM, a runner shutting down) is that stop
+        for rule in (_JOB_TIME_LIMIT, _INTERRUPTED) if exit_code == 137 else (_JOB_TIME_LIMIT,):
+            match = RULE_FILTER.search(rule.slot, lowered, present) if rule.slot in present else None
+            if match:
+                return result(rule.failure_type, rule.kind, rule.confidence, rule.id,
+                              tail(source[match.start():match.end()], 80), [line_of(source, match.start(), match.end())])
         ftype, fkind, why = EXIT_RULES[exit_code]
         return result(ftype, fkind, 0.9, f"structured.exit_{exit_code}", f"exit_code={exit_code}", [why])
     if str(event.get("stage") or "").lower() == "readiness":

@@ -29,7 +29,7 @@ from typing import Final
 G = r"[^\n]{0,80}"  # a bounded gap within a line
 S = r"[^\n]{0,30}"  # a short one
 
-LOCALHOST = r"(?:localhost|127\.0\.0\.1|\[::1\]|::1|0\.0\.0\.0|unix://|unix:|/var/run/|/run/|\.sock\b|\.s\.pgsql)"
+LOCALHOST = r"(?:localhost|127\.0\.0\.1(?!:\d{1,5}->)|daemon-socket/|\[::1\]|::1|0\.0\.0\.0|unix://|unix:|/var/run/|/run/|\.sock\b|\.s\.pgsql)"
 
 RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- a job's time limit: its kill prints "Terminated" too, so it comes first --------------
@@ -81,7 +81,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"immediate exit requested|0xc000013a|-1073741510|\bcaught signal\b|\bkilled by signal (?:1|2|15)\b|\bdied of signal (?:2|15)\b|\btermination signal\b|\bgot signal:? (?:1|2|15)\b|[`']: interrupt\s*$|stopping timed out\. terminating|terminating connection due to administrator command|received signal \d+, exiting|exiting on signal|caught signal \d+|shutdown requested|stop requested"),
     # --- the git tree is not clean --------------------------------------------------------
     ("msg.dirty_worktree", "dirty_worktree", "validation", 0.9,
-     r"the package has modified files|(?:commit|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
+     r"the package has modified files|(?:commit(?!ting)|stash)" + S + r"(?:your |the |any )?(?:local )?(?:changes|modifications|them)\b|"
      r"(?:changes|modifications)" + S + r"would be overwritten|would be overwritten by (?:merge|checkout|rebase|pull|switch)|"
      r"you have unstaged changes|uncommitted changes|cannot overwrite a local work tree|cannot lock ref '[^'\n]{1,200}': is at [0-9a-f]{7,40} but expected|is already (?:used|checked out) by worktree|already checked out at '|not yet committed|working (?:tree|directory|copy)" + S + r"(?:not clean|dirty|unclean|has changes)|"
      r"unclean working tree|git_unclean|repository is not clean|--allow-dirty|dirty state|\(dirty\)|\beuncommit\b|"
@@ -198,7 +198,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
-     r"panicked while panicking|bug and should be reported|no tool call found for function call output|must be followed by tool messages|reasoning_content is missing|"
+     r"panicked while panicking|bug and should be reported|no tool call found for function call output|error output: check stderr output for details|must be followed by tool messages|reasoning_content is missing|"
      r"\bdebug failure\. |\bllvm error: |unexpected error occurr?ed, please open a bug report|conda has prepared the above report|clijsondecodeerror|cb\(\) never called|exit handler never called|crash report|"
      r"this (?:is|indicates) a bug in|prompt is too long|(?:maximum )?output token (?:limit|maximum)|context[_ ]length[_ ]exceeded|maximum context length|"
      r"tokens? > \d+ maximum|too many tokens(?![^\n]{0,20}(?:wait|try again|per (?:minute|second|day)))|(?:exceeds?|over|beyond) (?:the )?(?:model'?s? )?(?:maximum )?context (?:length|window|size)|"
@@ -238,7 +238,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"cannot connect to the docker daemon|is the docker daemon running|docker daemon" + S + r"(?:not running|down)|"
      r"docker\.sock" + S + r"(?:no such file|connection refused)|is the server running locally|"
      r"failed to verify that your server is running|could not find a valid docker environment|"
-     r"(?:connection refused|econnrefused|could not connect|failed to connect|connect to|dial tcp|dial unix|error sending request|"
+     r"(?:connection refused|econnrefused|could not connect|failed to connect|connect to|dial tcp(?!: lookup )|dial unix|error sending request|"
      r"cluster unreachable|unable to connect)" + G + LOCALHOST + "|"
      + LOCALHOST + G + r"(?:connection refused|econnrefused|\[errno 111\]|was refused)|"
      r"failed to start " + S + r"(?:service|daemon|container engine)|inactive \(dead\)|code=exited, status=\d|"
@@ -380,7 +380,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"invalid data found|does not have a[\s│]{1,8}provider named|no matches for kind|no such column|relation \"[^\"\n]{1,80}\" does not exist|column \"[^\"\n]{1,80}\" does not exist|errors in crontab file|did not pass validation|already exists\b[^\n]{0,30}(?:column|relation|table)|column \"[^\n]{0,30}already exists"),
     ("msg.test", "test_failed", "test", 0.85,
      r"^not ok \d+ |^error: {1,3}[\w.-]{1,40}: commands failed\s*$|^failed (?!to\b)[\w./\\-]+(?:::|\.\w{1,5}\b| - )|short test summary info|(?<![\w.-])(?<!\bport )(?<!succeeded, )(?<!attempt )\d+ failed\b(?! to\b)|\bfailed:\s+\d+,|failures?: [1-9]|\d+ failures?\b|"
-     r"tests? failed|\[ fail \d+ \| warn \d+|vulnerable crates found|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
+     r"tests? failed|\[ fail \d+ \| warn \d+|\(in test file [^\n)]{1,200}, line \d+\)|vulnerable crates found|test(?:s)? (?:run|result)s?:? " + S + r"fail|--- fail:|^fail\s|\bfail\s+\S+\.(?:test|spec)\.|"
      r"test result: failed|error: test failed|\d+ failing\b|\d+ examples?, [1-9]\d* failures?|failed examples:|"
      r"failing scenarios|there (?:are|were) test failures|tests run: \d+, failures: [1-9]|failures!|"
      r"the following tests failed|tests failed out of|tests? completed, \d+ failed|\bassertionerror\b|assertion failed|"
