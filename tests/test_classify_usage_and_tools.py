@@ -244,3 +244,15 @@ def test_a_sigkill_with_no_stop_in_sight_is_still_memory() -> None:
 ])
 def test_where_the_host_is_a_commit_step_a_locale_an_sdk_and_bats(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+@pytest.mark.parametrize("tail, code", [
+    ("./hack/verify.sh: 12: [[: not found", 1),
+    ("/bin/sh: 1: source: not found", 127),
+])
+def test_a_bash_builtin_that_sh_cannot_find_is_the_scripts_shell(tail: str, code: int) -> None:
+    assert said(tail, code)[0] == "test_failed"
+
+
+def test_a_real_command_that_sh_cannot_find_is_still_missing() -> None:
+    assert said("sh: 1: shellcheck: not found", 127) == ("environment", "structured.exit_127_tool")

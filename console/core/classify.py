@@ -32,56 +32,19 @@ from typing import Any, Iterable, Mapping
 from . import fallback
 from .fingerprint import VERSION as FINGERPRINT_VERSION, fingerprint
 from .literals import Prefilter, lower_pattern
+from .commands import BASH_ONLY, GENERIC, KNOWN_AGENTS, NOT_COMMANDS, PROJECT_TOOLS, REQUIRED
 from .rules import LOCALHOST, RULES
 from .safety import mask_secrets
 from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.30"
+RULESET_VERSION = "2026.12.31"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
 NO_RULE_CONFIDENCE = 0.3
 
-KNOWN_AGENTS = ("claude", "codex", "kimi", "aider", "gemini", "cursor-agent", "opencode", "goose", "qwen", "copilot",
-                "continue", "cline", "amp", "crush")
-# The agent, and what anything at all needs to run: interpreters and runtimes, their package
-# managers and build tools, git, shells, the cloud CLIs a step drives. Missing, they are
-# agent_missing (git without its remote helpers is a broken git install: environment).
-REQUIRED = frozenset({
-    "node", "nodejs", "python", "python2", "python3", "py", "pip", "pip3", "java", "javac", "ruby", "perl", "php",
-    "go", "cargo", "rustc", "rustup", "dotnet", "deno", "bun", "npm", "npx", "yarn", "pnpm", "corepack", "git",
-    "git-lfs", "ssh", "scp", "sftp", "rsync", "curl", "wget", "bash", "sh", "zsh", "fish", "pwsh", "powershell",
-    "conda", "mamba", "uv", "poetry", "pipx", "gem", "bundle", "composer", "mvn", "gradle", "swift", "dart", "flutter",
-    "r", "rscript", "erl", "erlc", "elixir", "mix", "iex", "escript", "rebar3", "ghc",
-    "ghci", "runhaskell", "cabal", "stack", "sbt", "scala", "kotlin", "kotlinc", "lua", "luajit", "julia", "ocaml",
-    "opam", "dune", "clojure", "lein", "zig", "nim", "crystal", "groovy", "uvx", "pwsh.exe", "cmd", "tclsh", "gawk",
-    "awk", "sed", "matlab", "octave", "az", "azure", "gcloud", "aws", "scoop", "choco", "winget", "kubectl", "helm",
-    "terraform", "tofu", "docker", "podman", "gh", "glab", "lfs", "sdkmanager", "platformio", "pio", *KNOWN_AGENTS,
-})
-# A project's own tools and the utilities its steps use (installed with its dependencies, in
-# node_modules/.bin or a venv, or on the build host): missing, the setup is not complete: environment.
-PROJECT_TOOLS = frozenset({
-    "jest", "mocha", "vitest", "tsc", "webpack", "vite", "eslint", "prettier", "nodemon", "gulp", "grunt", "ng",
-    "next", "nuxt", "react-scripts", "vue-cli-service", "rimraf", "cross-env", "concurrently", "ts-node", "babel",
-    "lerna", "husky", "electron", "electron-builder", "playwright", "cypress", "karma", "jasmine", "nx", "turbo",
-    "tailwindcss", "postcss", "sass", "pytest", "tox", "nox", "flake8", "black", "mypy", "ruff", "pylint", "isort",
-    "sphinx-build", "pyinstaller", "gunicorn", "uvicorn", "celery", "django-admin", "rails", "rake", "rspec",
-    "rubocop", "phpunit", "artisan", "pod", "fastlane", "node-gyp", "uni", "hexo", "gatsby", "expo", "storybook",
-    "jq", "yq", "make", "cmake", "ninja", "meson", "gcc", "g++", "cc", "clang", "ld", "pkg-config", "autoreconf",
-    "docker-compose", "pulumi", "ansible",
-    "heroku", "vercel", "netlify", "firebase", "wrangler", "brew", "apt", "apt-get", "nix",
-    "sudo", "systemctl", "unzip", "tar", "zip", "openssl", "gpg", "xcodebuild", "xcrun", "adb",
-    "protoc", "buf", "wasm-pack", "cargo-watch", "sqlite3", "psql", "mysql", "redis-cli", "mongosh", "ffmpeg",
-})
-_GENERIC = frozenset({"error", "fatal", "warning", "warn", "info", "module", "file", "package", "image", "manifest",
-                      "tag", "repository", "remote", "path", "key", "page", "resource", "object", "not", "ref",
-                      "branch", "revision", "the", "a", "it", "target", "version", "host", "command"})
-# Words that are no command at all: a script read by the wrong interpreter, or a CRLF line end
-# (also a "#!" line's interpreter ending in "^M").
-_NOT_COMMANDS = frozenset({"class", "def", "import", "from", "function", "return", "if", "else", "fi", "then", "do",
-                           "done", "$'\\r'", "'\\r'", "\\r", "{", "}", "(", ")", "end", "print", "var", "const", "let"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
 
 _AGENTS = "|".join(re.escape(a) for a in KNOWN_AGENTS)
@@ -363,13 +326,15 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
             for ext in (".exe", ".cmd", ".bat", ".ps1"):
                 if name.endswith(ext):
                     name = name[: -len(ext)]
-            if not name or name in _GENERIC or (name.isdigit()):
+            if not name or name in GENERIC or (name.isdigit()):
                 continue
             line = line_of(text, m.start(1), m.end(1))
             if pattern is _ENV_SHEBANG and "\\r" in lowered[m.end(1):m.end(1) + 4]:
                 return "agent_failed", "unknown", 0.75, raw, line  # a shebang with a CRLF end: the script itself is broken
-            if raw in _NOT_COMMANDS or name in _NOT_COMMANDS or "\\r" in raw or raw.endswith("^m"):
+            if raw in NOT_COMMANDS or name in NOT_COMMANDS or "\\r" in raw or raw.endswith("^m"):
                 return "environment", "dependency", 0.75, raw, line
+            if name in BASH_ONLY:
+                return "test_failed", "validation", 0.75, raw, line  # a bash builtin under sh: the script's shell is wrong
             if pattern is _GIT_SUBCOMMAND and name.startswith("remote-"):
                 return "environment", "dependency", 0.8, raw, line  # git's own transport helper: a broken git install
             if _UNQUOTED_PATH.match(raw):
@@ -494,6 +459,9 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
         if found is None or found[0] == "agent_missing":
             evidence = ["exit 127: command not found"] + ([found[4]] if found else [])
             return result("agent_missing", "dependency", 0.9, "structured.exit_127", "exit_code=127", evidence)
+        if found[0] == "test_failed":  # no command at all: the script's own words (a bash builtin under sh, a split path)
+            return result("test_failed", found[1], found[2], "structured.exit_127_script", f"exit_code=127 ({found[3]})",
+                          [f"exit 127: {found[3]} is no command here: the script is wrong", found[4]])
         return result("environment", "dependency", 0.85, "structured.exit_127_tool", f"exit_code=127 ({found[3]})",
                       [f"exit 127: {found[3]} is missing (not the agent)", found[4]])
     present = RULE_FILTER.present(lowered)
