@@ -28,6 +28,9 @@ from classify_kit import said
     '$ nx e2e\nCould not find target "e2e" in the my-app project. Valid targets are: build, serve, lint, test',
     "$ cypress run\nCan't run because no spec files were found.\n\nWe searched for any files inside of this folder:",
     "2019/09/18 14:59:15 command traefik error: flag needs an argument: -kubernetes",
+    "error: unexpected argument '--system' found\n\n  tip: to pass '--system' as a value, use '-- --system'",
+    " ›   Error: Unexpected argument: help\n ›   See more help with --help",
+    "The following arguments were not expected: prgenv-gnu/24.11:v1 {sqfs} --format",
 ])
 def test_a_step_invoked_wrongly_is_the_plan(tail: str) -> None:
     assert said(tail, 2) == ("unclear_plan", "msg.no_target")

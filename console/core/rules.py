@@ -194,7 +194,9 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"unknown command \"[^\"\n]{1,60}\" for \"|there are no commands defined in the \"|the following arguments are required: |^missing required argument: |"
      r"error: no such command '|no such target '|error loading asgi app\. could not import module|^error: unknown command \"|unknown (?:shorthand )?flag: |"
      r"task not found: [^\n]{1,80}\n[^\n]{0,20}available tasks:|is not a task\. see '|that's not a task\.|cannot find file \(or expand pattern\)|"
-     r"could not find target \"[^\"\n]{1,60}\" in the|no spec files were found|flag needs an argument: "),
+     r"could not find target \"[^\"\n]{1,60}\" in the|no spec files were found|flag needs an argument: |"
+     # clap's and oclif's words for an argument the command does not take
+     r"error: unexpected argument '|unexpected argument: |the following arguments were not expected"),
     # --- the tool says it crashed: it, not the code or the setup ---------------------------
     ("msg.crash_banner", "agent_failed", "unknown", 0.85,
      r"has crashed\b|\b(?:agent|model|llm|assistant)\b[^\n]{0,30}\b(?:produced|returned|gave|sent) (?:no|an empty) (?:output|response)|(?:empty|no) response from (?:the )?(?:model|llm|agent)\b|server terminated abruptly|tool_use ids were found without|without (?:a |the |corresponding )?tool_result|\bengine panicked\b|(?:claude code|codex|gemini|aider|agent) process exited (?:unexpectedly|with code)|thread 'main' panicked|goroutine \d+ \[running\]|this is an error with \S+ itself|terraform crash|internal compiler error(?!: killed)|an exception has occurred in the compiler|an internal error has occurred in the compiler|an exception occurred within a child process|the service (?:was stopped|is no longer running)|query stack during panic|"
