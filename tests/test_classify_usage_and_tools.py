@@ -259,3 +259,13 @@ def test_a_bash_builtin_that_sh_cannot_find_is_the_scripts_shell(tail: str, code
 
 def test_a_real_command_that_sh_cannot_find_is_still_missing() -> None:
     assert said("sh: 1: shellcheck: not found", 127) == ("environment", "structured.exit_127_tool")
+
+
+@pytest.mark.parametrize("tail", [
+    'fatal: [consul2]: FAILED! => {"changed": false, "elapsed": 300, "msg": "Timeout when waiting for 127.0.0.1:8500"}',
+    'PM> dotnet ef --help\nNo executable found matching command "dotnet-ef"',
+    "Error: Could not find or load main class fun.fireline.AppStartUp",
+    "错误: 找不到或无法加载主类 fun.fireline.AppStartUp",
+])
+def test_a_local_wait_a_dotnet_tool_and_a_java_class_path_are_the_host(tail: str) -> None:
+    assert said(tail)[0] == "environment"

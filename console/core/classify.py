@@ -39,7 +39,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.32"
+RULESET_VERSION = "2026.12.33"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters
@@ -96,6 +96,7 @@ _MISSING = tuple(re.compile(p, re.MULTILINE) for p in (
     r"\b([\w.+-]{1,60}) is not installed or not (?:in|on) (?:the |your )?path\.?\s*$",
     r"invocationerror for command could not find executable ([\w.+-]{1,60})",  # tox
     r"volta error: ([\w.+-]{1,60}) is not available",
+    r"no executable found matching command \"([^\"\n]{1,60})\"",  # the dotnet host without a tool
     r"\b([\w.+-]{1,60}) not found at: ",
     r"bad interpreter: ([^:\n]{1,200}): no such file",  # a script's #! names an interpreter that is not there
     r": ([^:\s]{1,200}): bad interpreter: no such file",  # bash's wording of the same
@@ -353,6 +354,7 @@ def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str,
 
 
 _CODE_RULES = frozenset({"msg.exception", "msg.compile"})
+_NETWORK_RULES = frozenset({"msg.network", "msg.timeout"})  # a remote's words: this host named on the line makes it local
 _SYNTAX_RULES = frozenset({"msg.config_syntax", "msg.compile"})
 # the rules that read a test runner's own lines: a test's name is what they look at
 _READS_TEST_NAMES = frozenset({"msg.test", "msg.test_timeout", "msg.lint", "msg.compile", "msg.exception"})
@@ -502,7 +504,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
             line = line_of(source, match.start(), match.end())
             if rule.id == "msg.no_such_file" and ("node_modules" in line or _SCRIPT_PATH.search(line) or _OPENED.search(line)):
                 ftype, fkind = "environment", "dependency"  # a project's own file, not an executable it needs
-            elif rule.id == "msg.network" and (_LOCAL.search(line.lower()) or (
+            elif rule.id in _NETWORK_RULES and (_LOCAL.search(line.lower()) or (
                     _REFUSED.search(lowered, match.start(), match.end() + 40)
                     and (_LOCAL.search(lowered) or _LOCAL_DAEMON.search(lowered)))):
                 ftype, fkind = "environment", "tool"  # this host does not answer (or refuses): a local service is down

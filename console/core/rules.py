@@ -270,7 +270,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # source is stale upstream, nothing here to fix ------------------------------------------
     ("msg.stale_manifest", "agent_failed", "unknown", 0.7, r"installer hash does not match"),
     ("msg.toolchain", "environment", "dependency", 0.8,
-     r"available for offline mode|disable gradle 'offline mode'|executable needs to be in path|no binary for chrome browser|no such module 'packagedescription'|"
+     r"available for offline mode|disable gradle 'offline mode'|executable needs to be in path|no binary for chrome browser|no such module 'packagedescription'|could not find or load main class|找不到或无法加载主类|"
      r"inappropriate ioctl for device|dnn library initialization failed|failed to find tool\. is `[^`\n]{1,40}` installed|toolchain not available|"
      r"unknown file extension \"\.ts\"|primordials is not defined|"
      r"cannot find module '[^'\n]{0,200}\.node'|"
