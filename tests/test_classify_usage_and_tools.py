@@ -269,3 +269,19 @@ def test_a_real_command_that_sh_cannot_find_is_still_missing() -> None:
 ])
 def test_a_local_wait_a_dotnet_tool_and_a_java_class_path_are_the_host(tail: str) -> None:
     assert said(tail)[0] == "environment"
+
+
+@pytest.mark.parametrize("tail, want", [
+    ("Updating (dev):\nerror: [409] Conflict: Another update is currently in progress.", "remote_unreachable"),
+    ("Stack:arn:aws:cloudformation:us-east-1:1:stack/amplify-x/1 is in UPDATE_IN_PROGRESS state and can not be updated.",
+     "remote_unreachable"),
+    ("InvalidParameterValue: Environment named prod is in an invalid state for this operation. Must be Ready.",
+     "remote_unreachable"),
+    ("openai.error.InvalidRequestError: The model: `gpt-4` does not exist", "permission"),
+    ("Error from provider (Console): OpenCode's free tier can only be used from within OpenCode", "permission"),
+    ("Fetching job details\nError: Dependabot was unable to retrieve job credentials", "permission"),
+    ("Code:   982788\nYour OTP code is incorrect. Please check it and retry.", "permission"),
+    ("Error: Unable to fetch package cf 0.2.2: failed connect", "remote_unreachable"),
+])
+def test_a_busy_remote_a_model_or_tier_not_granted_and_a_failed_fetch(tail: str, want: str) -> None:
+    assert said(tail)[0] == want

@@ -114,7 +114,8 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"secondary rate limit|rate ?limit(?:ed)? exceeded|ratelimitexceeded|\brate limited\b|pull rate limit|toomanyrequests"),
     # --- credentials, access, billing -----------------------------------------------------
     ("msg.auth", "permission", "permission", 0.85,
-     r"quota '[^'\n]{1,60}' exceeded\. limit:|reached for this month|\bre-authenticat|authorization header using bearer|not seeing messages from other users|"
+     r"quota '[^'\n]{1,60}' exceeded\. limit:|reached for this month|the model:? [`'\"]?[\w.:/-]{1,60}[`'\"]? does not exist|"
+     r"free tier can only be used|之外使用接口|unable to retrieve (?:job )?credentials|otp code is incorrect|\bre-authenticat|authorization header using bearer|not seeing messages from other users|"
      r"it is disabled\. enable it by visiting|has not been used in project|"
      r"permission denied \((?:publickey|password|keyboard)|exhausted your (?:daily |monthly )?quota|free limit reached|no profiles for '[^'\n]{1,200}' were found|password verification failed|keystore was tampered with|missing encryption key to decrypt|\bnot authorized\. please check|input required and not supplied: \w{0,30}token|opening authentication page in your browser\. do you want to continue|permission denied, please try again|authentication failed for|"
      r"invalid username or password|bad credentials|requires [\w-]{1,30} permissions? (?:on|for|to)\b|\b401\b" + S + r"unauthori[sz]ed|unauthori[sz]ed" + S + r"\b401\b|\be401\b|"
@@ -306,7 +307,10 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
      r"status(?: code)?:? ?50[0234]\b|got 50[0234]\b|http 50[0234]\b|received status code 50[0234]|"
      r"internal error encountered|\b429\b|too many requests|rate[_ -]?limit|ratelimit|throttl|overloaded|\b529\b|"
      r"server unavailable\b|service (?:is )?(?:temporarily )?unavailable\b|not enough (?:compute )?capacity|insufficient capacity|"
-     r"out of capacity|something went wrong while executing your query|too many 50\d error responses|\"api_error\"" + S + r"internal server error"),
+     r"out of capacity|something went wrong while executing your query|too many 50\d error responses|"
+     # a remote resource busy with another operation: it refuses for now, retry when it is done
+     r"another update is currently in progress|_in_progress state and can not be updated|is currently being updated and cannot be|"
+     r"is in an invalid state for this operation\. must be ready|\"api_error\"" + S + r"internal server error"),
     # a registry or feed that did not answer: what was then "not found" is its consequence
     ("msg.fetch", "remote_unreachable", "tool", 0.85,
      r"could not transfer artifact|could not (?:get|head) 'https?://|received status code 5\d\d from server|(?:failed to|could not|unable to) download (?:file )?from|after connection broken by|could not connect to the feed|unable to load the service index|error downloading index|"
@@ -335,7 +339,7 @@ RULES: Final[tuple[tuple[str, str, str, float, str], ...]] = (
     # --- the network and remote services -------------------------------------------------
     ("msg.network", "remote_unreachable", "tool", 0.9,
      r"\beconnreset\b|\betimedout\b|\benotfound\b|\beai_again\b|\behostunreach\b|\benetunreach\b|\beconnrefused\b|\beconnaborted\b|"
-     r"socket hang up|\brefused connection\b|is the computer able to access the url|tried to reconnect at offset|\bconnectiontimeout\b|socket has timed out after \d{1,9} ?ms while trying to connect|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
+     r"socket hang up|\brefused connection\b|: failed connect\s*$|is the computer able to access the url|tried to reconnect at offset|\bconnectiontimeout\b|socket has timed out after \d{1,9} ?ms while trying to connect|connection reset|connection was reset|connection refused|connection timed out|connect(?:ion)? timeout|operation timed out|"
      r"could not resolve (?:host|hostname)|temporary failure in name resolution|name or service not known|"
      r"nodename nor servname|no such host|getaddrinfo|no route to host|network is unreachable|network (?:error|unreachable)|"
      r"i/o timeout|tls handshake timeout|handshake (?:failed|timed out)|ssl_error_syscall|ssl: (?:wrong|decryption|unexpected)|"
