@@ -285,3 +285,14 @@ def test_a_local_wait_a_dotnet_tool_and_a_java_class_path_are_the_host(tail: str
 ])
 def test_a_busy_remote_a_model_or_tier_not_granted_and_a_failed_fetch(tail: str, want: str) -> None:
     assert said(tail)[0] == want
+
+
+def test_a_word_in_the_name_a_summary_gives_its_failed_test_is_no_signal() -> None:
+    tail = ("tests/auth/jwt.test.ts: 1 failed, 37 passed (refreshToken rejects a token whose jti was revoked) "
+            "in /tmp/jest-work-5521/session-store")
+    assert said(tail) == ("test_failed", "msg.test")
+
+
+def test_a_signal_after_that_summary_still_counts() -> None:
+    tail = "1 failed, 3 passed (login)\nfatal: Authentication failed for 'https://github.com/acme/app.git/'"
+    assert said(tail)[0] == "permission"

@@ -1,7 +1,9 @@
 """Where a failure output names a test: the words of a test's name say what the test is about,
 not what failed, so the classifier's rules read past a match that lies in one.
 
-A test's name is found on a runner's title line, or inside a pytest node id (``path.py::name``):
+A test's name is found on a runner's title line, inside a pytest node id (``path.py::name``), or
+in the parentheses a summary names its failed test in ("1 failed, 37 passed (rejects a revoked
+token)"):
 
 - jest's failure title ("● suite › test") and vitest's ("FAIL  file > suite > test");
 - a failed or passed mark with the test's time (jest, vitest, mocha, node:test, Playwright:
@@ -51,6 +53,7 @@ _FAILURE_LIST = re.compile(r"^[ \t]*(?:\d{1,6} failing|failures:)[ \t]*$", re.MU
 _NUMBERED = re.compile(r"[ \t]*" + _PREFIX + r"\d{1,4}\) [^\n]{0,299}[^\n:]"
                        r"(?:(?:\n[ \t]{4,}[^\n]{0,299}[^\n:]){0,2}\n[ \t]{4,}[^\n]{1,300}:(?=\n|\Z))?")
 _NODE = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")  # from a token's start only
+_SUMMARY_TITLE = re.compile(r"\d{1,6} failed, \d{1,6} passed \(([^()\n]{1,300})\)")
 
 Skip = Callable[[re.Match[str]], "int | None"]
 
@@ -64,6 +67,8 @@ def skip_test_names(lowered: str) -> Skip | None:
     numbered = ((" failing" in lowered or "failures:" in lowered) and ") " in lowered
                 and _FAILURE_LIST.search(lowered) is not None)
     nodes = [n.span() for n in _NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
+    if " passed (" in lowered:  # and a summary's parenthesised test name, read as a node id is
+        nodes = sorted(nodes + [t.span(1) for t in _SUMMARY_TITLE.finditer(lowered)])
     if not titles and not numbered and not nodes:
         return None
     starts = [start for start, _end in nodes]
