@@ -87,8 +87,8 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
         said = Counter(result.failure_type or "not_a_failure" for _e, result in pairs)
         readers = [(entry, entry["second_reader"]["failure_type"]) for entry, _r in pairs if entry.get("second_reader")]
         agreed = {entry["id"] for entry, second in readers if second == first_label(entry)}
-        decided = {entry["id"]: (entry, result) for entry, result in pairs
-                   if entry.get("second_reader", {}).get("sure") and entry["second_reader"]["failure_type"] == entry["failure_type"]}
+        # where the output decides it: the second reader, from the event alone, was sure and chose the settled label
+        decided = {entry["id"] for entry, second in readers if entry["second_reader"]["sure"] and second == entry["failure_type"]}
         per_class = {}
         for t in TYPES:
             n = sum(confusion[t].values())
@@ -124,11 +124,10 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
                 "console_where_readers_agree": round(
                     sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] in agreed)
                     / len(agreed), 3) if agreed else None,
-                # where the output decides it: the second reader, from the event alone, was sure and chose
-                # the settled label; the console there, and on the rest
+                # the console where the output decides it, and on the rest
                 "output_decides": len(decided),
                 "console_where_output_decides": round(
-                    sum(result.failure_type == entry["failure_type"] for entry, result in decided.values())
+                    sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] in decided)
                     / len(decided), 3) if decided else None,
                 "console_elsewhere": round(
                     sum(result.failure_type == entry["failure_type"] for entry, result in pairs if entry["id"] not in decided)

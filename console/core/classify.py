@@ -228,7 +228,10 @@ def _rules() -> tuple[Rule, ...]:
 MESSAGE_RULES: tuple[Rule, ...] = _rules()
 DEFAULT_RULE = Rule("default", "agent_failed", "unknown", NO_RULE_CONFIDENCE)
 _JOB_TIME_LIMIT = next(rule for rule in MESSAGE_RULES if rule.id == "msg.job_time_limit")
-_INTERRUPTED = next(rule for rule in MESSAGE_RULES if rule.id == "msg.interrupted")
+# the words that decide an exit code's meaning before it does: a scheduler's time limit kills with
+# the same signals a person sends, and a SIGKILL (137) that follows a stop (Ctrl-C, SIGTERM, a
+# runner shutting down) is that stop
+_EXIT_WORDS = {137: (_JOB_TIME_LIMIT, next(rule for rule in MESSAGE_RULES if rule.id == "msg.interrupted"))}
 _STAGE_ROWS = {row.name: row for row in STAGE_CLASSES}
 
 KIND_TO_TYPE = {
@@ -314,9 +317,10 @@ def _result(event: Mapping[str, Any], failure_type: str | None, kind: str | None
 def missing_command(text: str, lowered: str, agent: str = "") -> tuple[str, str, float, str, str] | None:
     """A shell's, a runtime's or an OS's "command not found", in any wording it has:
     (failure_type, kind, confidence, the command, the line). The agent, an interpreter or a
-    runtime (``REQUIRED``) missing is agent_missing; a project's own tool, a project script, any
-    other command (what a dependency or the host's setup provides) or a word that is no command
-    (a script run by the wrong interpreter) is environment."""
+    runtime (``REQUIRED``) missing is agent_missing; a bash builtin that sh reports missing, or a
+    path split at its space, is the script's own fault, test_failed; a project's own tool, a project
+    script, any other command (what a dependency or the host's setup provides) or a word that is no
+    command (a script run by the wrong interpreter) is environment (the lists: ``commands.py``)."""
     present = MISSING_FILTER.present(lowered)
     for index, pattern in enumerate(_MISSING):
         if index not in present:
@@ -468,9 +472,7 @@ def classify_event(event: Mapping[str, Any]) -> Classification:
                       [f"exit 127: {found[3]} is missing (not the agent)", found[4]])
     present = RULE_FILTER.present(lowered)
     if exit_code in EXIT_RULES:
-        # a scheduler's time limit kills with the same signals a person sends: its words decide; and
-        # a SIGKILL (137) that follows a stop (Ctrl-C, SIGTERM, a runner shutting down) is that stop
-        for rule in (_JOB_TIME_LIMIT, _INTERRUPTED) if exit_code == 137 else (_JOB_TIME_LIMIT,):
+        for rule in _EXIT_WORDS.get(exit_code, (_JOB_TIME_LIMIT,)):
             match = RULE_FILTER.search(rule.slot, lowered, present) if rule.slot in present else None
             if match:
                 return result(rule.failure_type, rule.kind, rule.confidence, rule.id,

@@ -10,8 +10,8 @@ locks, migrations the code has changed since, a toolchain missing), then a remot
 status or a registry that did not answer, then dependencies (a resolver blaming the project's own
 requirements first), then the network, then a configuration file that lacks a key, then the code's
 own failures (tests, types, compilers, linters, configuration syntax), then single words that lean
-one way when nothing more specific was said (low confidence, a CI runner's own failure among them),
-then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between two words is
+one way when nothing more specific was said (low confidence, a CI runner's own failure and output
+that ends at a question for a value among them), then the tools' own crashes. Every pattern runs on the lower-cased text; a gap between two words is
 bounded (``[^\\n]{0,N}``), never ``.*``, so no rule can backtrack over a long line (the text's lines
 are capped too: ``classify.prepare``), and every alternative holds a literal the prefilter can look
 for (``literals.Prefilter``; a test holds that).

@@ -66,12 +66,13 @@ def skip_test_names(lowered: str) -> Skip | None:
               or (not lowered.isascii() and _MARK.search(lowered) is not None))
     numbered = ((" failing" in lowered or "failures:" in lowered) and ") " in lowered
                 and _FAILURE_LIST.search(lowered) is not None)
-    nodes = [n.span() for n in _NODE.finditer(lowered)] if ".py::" in lowered else []  # found once
-    if " passed (" in lowered:  # and a summary's parenthesised test name, read as a node id is
-        nodes = sorted(nodes + [t.span(1) for t in _SUMMARY_TITLE.finditer(lowered)])
-    if not titles and not numbered and not nodes:
+    # the spans that are a test's name wherever they stand, found once: node ids, a summary's (name)
+    names = [n.span() for n in _NODE.finditer(lowered)] if ".py::" in lowered else []
+    if " passed (" in lowered:
+        names = sorted(names + [t.span(1) for t in _SUMMARY_TITLE.finditer(lowered)])
+    if not titles and not numbered and not names:
         return None
-    starts = [start for start, _end in nodes]
+    starts = [start for start, _end in names]
 
     def skip(m: re.Match[str]) -> int | None:
         start = line_start(lowered, m.start())
@@ -89,5 +90,5 @@ def skip_test_names(lowered: str) -> Skip | None:
                     break
                 above = line_start(lowered, above - 1)
         i = bisect_right(starts, m.start()) - 1
-        return nodes[i][1] if i >= 0 and m.end() <= nodes[i][1] else None
+        return names[i][1] if i >= 0 and m.end() <= names[i][1] else None
     return skip
