@@ -296,3 +296,14 @@ def test_a_word_in_the_name_a_summary_gives_its_failed_test_is_no_signal() -> No
 def test_a_signal_after_that_summary_still_counts() -> None:
     tail = "1 failed, 3 passed (login)\nfatal: Authentication failed for 'https://github.com/acme/app.git/'"
     assert said(tail)[0] == "permission"
+
+
+def test_a_test_name_under_its_runners_fail_header_is_no_signal() -> None:
+    tail = ("FAIL tests/auth/jwt.test.ts\n  refreshToken > rejects a token whose jti was revoked\n"
+            "    Received promise resolved instead of rejected\nTests:       1 failed, 37 passed, 38 total")
+    assert said(tail) == ("test_failed", "msg.test")
+
+
+def test_a_signal_on_its_own_line_under_that_header_still_counts() -> None:
+    tail = "FAIL tests/auth/jwt.test.ts\n  refreshToken > rejects\nfatal: Authentication failed for 'https://github.com/a/b.git/'"
+    assert said(tail)[0] == "permission"

@@ -39,7 +39,7 @@ from .testnames import skip_test_names
 from .textlines import line_end, line_of, line_start, tail
 from .vocabulary import RUNTIME_KINDS, RUNTIME_RETRYABLE, STAGE_CLASSES, STAGE_NEXT_ACTION, STAGE_RETRYABLE
 
-RULESET_VERSION = "2026.12.35"
+RULESET_VERSION = "2026.12.36"
 MAX_MESSAGE = 64 * 1024  # characters of output looked at; the tail matters most
 MAX_LINES = 400
 LINE_KEEP = 400  # a longer line keeps its first and last LINE_KEEP characters

@@ -8,6 +8,7 @@ token)"):
 - jest's failure title ("● suite › test") and vitest's ("FAIL  file > suite > test");
 - a failed or passed mark with the test's time (jest, vitest, mocha, node:test, Playwright:
   "✕ test (12 ms)", "× test 4ms", "✘ 1 [chromium] › test (5.1s)");
+- a runner's "FAIL file" header with the test's "suite > test" indented under it;
 - TAP's "ok 1 - test" and "not ok 1 - test"; Playwright's "[project] › file:line › test";
   Gradle's "Class > test FAILED"; rspec's "rspec ./file:line # test";
 - the numbered titles mocha and rspec list their failures under ("1 failing", "Failures:"):
@@ -53,6 +54,8 @@ _FAILURE_LIST = re.compile(r"^[ \t]*(?:\d{1,6} failing|failures:)[ \t]*$", re.MU
 _NUMBERED = re.compile(r"[ \t]*" + _PREFIX + r"\d{1,4}\) [^\n]{0,299}[^\n:]"
                        r"(?:(?:\n[ \t]{4,}[^\n]{0,299}[^\n:]){0,2}\n[ \t]{4,}[^\n]{1,300}:(?=\n|\Z))?")
 _NODE = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.py::[\w\[\].:-]{1,200}")  # from a token's start only
+# a "FAIL file" header line and, indented under it, the failed test's "suite > test"
+_UNDER_FAIL = re.compile(r"[ \t]*" + _PREFIX + r"fail[ \t]{1,4}[^\s>]{1,200}[ \t]*\n[ \t]{2,}[^\n>]{1,200} > ")
 _SUMMARY_TITLE = re.compile(r"\d{1,6} failed, \d{1,6} passed \(([^()\n]{1,300})\)")
 
 Skip = Callable[[re.Match[str]], "int | None"]
@@ -76,7 +79,8 @@ def skip_test_names(lowered: str) -> Skip | None:
 
     def skip(m: re.Match[str]) -> int | None:
         start = line_start(lowered, m.start())
-        if titles and _TITLE.match(lowered, start):
+        if titles and (_TITLE.match(lowered, start)
+                       or (start and _UNDER_FAIL.match(lowered, line_start(lowered, start - 1)) is not None)):
             return line_end(lowered, m.start())
         if numbered:
             above = start
